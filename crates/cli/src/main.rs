@@ -1,1 +1,193 @@
-fn main() {}
+//! `tokq`: run SQL recipes that turn raw text into training-ready tokens, locally or on Ballista.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokq::recipe::Recipe;
+use tokq::report::print_summary;
+use tokq::runner::Runner;
+use tokq::session::{local_context, with_tokq};
+
+#[derive(Parser)]
+#[command(name = "tokq", version, about = "SQL recipes that turn raw text corpora into training-ready tokens")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a recipe's statements in order.
+    Run(RunArgs),
+    /// Print each statement's logical and physical plan without reading or writing data.
+    Explain(RecipeArgs),
+    /// Start a Ballista scheduler with tokq's functions.
+    #[cfg(feature = "cluster")]
+    Scheduler {
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        #[arg(short = 'p', long, default_value_t = 50050)]
+        bind_port: u16,
+    },
+    /// Start a Ballista executor with tokq's functions.
+    #[cfg(feature = "cluster")]
+    Executor {
+        #[arg(long, default_value = "localhost")]
+        scheduler_host: String,
+        #[arg(long, default_value_t = 50050)]
+        scheduler_port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// Arrow Flight port (shuffle data).
+        #[arg(short = 'p', long, default_value_t = 50051)]
+        bind_port: u16,
+        #[arg(long, default_value_t = 50052)]
+        bind_grpc_port: u16,
+        /// Task slots (default: the number of cores).
+        #[arg(short = 'c', long)]
+        vcores: Option<usize>,
+        /// Folder for shuffle files.
+        #[arg(long)]
+        work_dir: Option<String>,
+        /// Memory pool for spilling operators, in bytes (default: 70% of memory).
+        #[arg(long)]
+        memory_pool_bytes: Option<u64>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BadRow {
+    Fail,
+    Skip,
+}
+
+#[derive(Args)]
+struct RecipeArgs {
+    /// The recipe: a file of DataFusion SQL statements.
+    recipe: PathBuf,
+    /// Replace `${NAME}` in the recipe.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Run on a Ballista cluster, e.g. df://127.0.0.1:50050.
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
+    /// Partitions (parallel tasks and output files); default: the number of cores.
+    #[arg(long)]
+    partitions: Option<usize>,
+    /// What to do with a malformed input row.
+    #[arg(long, value_enum, default_value = "fail")]
+    on_bad_row: BadRow,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    recipe: RecipeArgs,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Write run statistics as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+}
+
+fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
+    let mut params = BTreeMap::new();
+    for kv in &a.set {
+        let Some((k, v)) = kv.split_once('=') else { bail!("--set '{kv}': expected NAME=VALUE") };
+        params.insert(k.trim().to_string(), v.to_string());
+    }
+    let path = a.recipe.display().to_string();
+    let raw = std::fs::read_to_string(&a.recipe).with_context(|| format!("cannot read recipe '{path}'"))?;
+    Ok(Recipe::parse(&path, &raw, &params)?)
+}
+
+async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
+    let mut config = match &a.cluster {
+        #[cfg(feature = "cluster")]
+        Some(_) => tokq::cluster::cluster_config(),
+        _ => with_tokq(SessionConfig::new()),
+    };
+    if let Some(n) = a.partitions {
+        if n == 0 {
+            bail!("--partitions must be at least 1");
+        }
+        config = config.with_target_partitions(n);
+    }
+    let bad = match a.on_bad_row {
+        BadRow::Fail => "fail",
+        BadRow::Skip => "skip",
+    };
+    config = config.set_str("tokq.on_bad_row", bad);
+    match &a.cluster {
+        #[cfg(feature = "cluster")]
+        Some(url) => tokq::cluster::remote_context(url, config).await,
+        #[cfg(not(feature = "cluster"))]
+        Some(_) => bail!("this tokq was built without the 'cluster' feature"),
+        None => Ok(local_context(config)?),
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Run(a) => {
+            let recipe = load_recipe(&a.recipe)?;
+            let ctx = context(&a.recipe).await?;
+            let stats = Runner { ctx: &ctx, recipe: &recipe, quiet: a.quiet }.run().await?;
+            if !a.quiet {
+                print_summary(&stats, a.recipe.cluster.is_some());
+            }
+            if let Some(path) = a.stats_json {
+                let json = serde_json::to_string_pretty(&stats)?;
+                std::fs::write(&path, json).with_context(|| format!("cannot write '{}'", path.display()))?;
+            }
+        }
+        Cmd::Explain(a) => {
+            let recipe = load_recipe(&a)?;
+            let ctx = context(&a).await?;
+            print!("{}", Runner { ctx: &ctx, recipe: &recipe, quiet: true }.explain().await?);
+        }
+        #[cfg(feature = "cluster")]
+        Cmd::Scheduler { bind_host, bind_port } => tokq::cluster::run_scheduler(bind_host, bind_port).await?,
+        #[cfg(feature = "cluster")]
+        Cmd::Executor { scheduler_host, scheduler_port, bind_host, bind_port, bind_grpc_port, vcores, work_dir, memory_pool_bytes } => {
+            tokq::cluster::run_executor(tokq::cluster::ExecutorArgs {
+                scheduler_host,
+                scheduler_port,
+                bind_host,
+                bind_port,
+                grpc_port: bind_grpc_port,
+                vcores,
+                work_dir,
+                memory_pool_bytes,
+            })
+            .await?
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_));
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error" })).init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tokq: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let msg = format!("{e:#}").lines().map(str::trim).collect::<Vec<_>>().join(" ");
+            eprintln!("tokq: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

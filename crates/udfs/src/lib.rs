@@ -1,1 +1,46 @@
-pub fn placeholder() {}
+//! tokq's functions for DataFusion: tokenizers, lineage readers, and the one place that
+//! registers them all ([`register_all`]), used by every role (local run, scheduler, executor,
+//! cluster client).
+
+pub mod args;
+pub mod codec;
+pub mod error;
+pub mod lineage;
+pub mod options;
+pub mod store;
+pub mod tokenize;
+
+use std::sync::Arc;
+
+use datafusion::catalog::TableFunctionImpl;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::SessionContext;
+
+pub use error::TokqError;
+pub use options::TokqOptions;
+
+/// Every tokq scalar function.
+pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
+    vec![
+        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::default())),
+        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::TokenCount::default())),
+    ]
+}
+
+/// Every tokq table function, by name.
+pub fn table_functions() -> Vec<(&'static str, Arc<dyn TableFunctionImpl>)> {
+    [lineage::ReadFiles::jsonl(), lineage::ReadFiles::csv(), lineage::ReadFiles::parquet()]
+        .into_iter()
+        .map(|f| (f.name(), Arc::new(f) as Arc<dyn TableFunctionImpl>))
+        .collect()
+}
+
+/// Registers every tokq function on a context.
+pub fn register_all(ctx: &SessionContext) {
+    for f in scalar_udfs() {
+        ctx.register_udf(f.as_ref().clone());
+    }
+    for (name, f) in table_functions() {
+        ctx.register_udtf(name, f);
+    }
+}

@@ -1,0 +1,112 @@
+//! Ballista roles: `tokq scheduler`, `tokq executor`, and the client of `tokq run --cluster`.
+//! Every node gets the same config producer (tokq options), the same functions (built from the
+//! same session state) and the same plan codecs, so plans decode identically everywhere.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use ballista::prelude::SessionContextExt;
+use ballista_core::extension::SessionConfigExt;
+use ballista_core::registry::BallistaFunctionRegistry;
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokq_udfs::codec::{TokqLogicalCodec, TokqPhysicalCodec};
+
+use crate::session::{local_context, runtime, with_tokq};
+
+fn logical_codec() -> Arc<TokqLogicalCodec> {
+    Arc::new(TokqLogicalCodec::new(Arc::new(BallistaLogicalExtensionCodec::default())))
+}
+
+fn physical_codec() -> Arc<TokqPhysicalCodec> {
+    Arc::new(TokqPhysicalCodec::new(Arc::new(BallistaPhysicalExtensionCodec::default())))
+}
+
+/// The config every node starts from.
+pub fn cluster_config() -> SessionConfig {
+    with_tokq(
+        SessionConfig::new_with_ballista()
+            .with_ballista_logical_extension_codec(logical_codec())
+            .with_ballista_physical_extension_codec(physical_codec()),
+    )
+}
+
+/// The scheduler's session: tokq functions on top of the client's settings.
+pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<SessionState> {
+    Ok(local_context(config)?.state())
+}
+
+pub async fn run_scheduler(bind_host: String, bind_port: u16) -> anyhow::Result<()> {
+    let config = SchedulerConfig {
+        bind_host: bind_host.clone(),
+        bind_port,
+        external_host: bind_host.clone(),
+        override_config_producer: Some(Arc::new(cluster_config)),
+        override_session_builder: Some(Arc::new(cluster_state)),
+        override_logical_codec: Some(logical_codec()),
+        override_physical_codec: Some(physical_codec()),
+        ..Default::default()
+    };
+    let addr: SocketAddr = format!("{bind_host}:{bind_port}").parse().context("scheduler bind address")?;
+    let cluster = BallistaCluster::new_from_config(&config).await.context("creating the scheduler's cluster state")?;
+    start_server(cluster, addr, Arc::new(config)).await.context("scheduler stopped")?;
+    Ok(())
+}
+
+pub struct ExecutorArgs {
+    pub scheduler_host: String,
+    pub scheduler_port: u16,
+    pub bind_host: String,
+    pub bind_port: u16,
+    pub grpc_port: u16,
+    pub vcores: Option<usize>,
+    pub work_dir: Option<String>,
+    pub memory_pool_bytes: Option<u64>,
+}
+
+pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
+    let registry = BallistaFunctionRegistry::from(&cluster_state(cluster_config())?);
+    let mut config = ExecutorProcessConfig {
+        scheduler_host: a.scheduler_host,
+        scheduler_port: a.scheduler_port,
+        bind_host: a.bind_host.clone(),
+        external_host: Some(a.bind_host),
+        port: a.bind_port,
+        grpc_port: a.grpc_port,
+        work_dir: a.work_dir,
+        memory_pool_size: a.memory_pool_bytes,
+        scheduler_connect_timeout_seconds: 30,
+        override_function_registry: Some(Arc::new(registry)),
+        override_config_producer: Some(Arc::new(cluster_config)),
+        override_runtime_producer: Some(Arc::new(|_: &SessionConfig| runtime())),
+        override_logical_codec: Some(logical_codec()),
+        override_physical_codec: Some(physical_codec()),
+        ..Default::default()
+    };
+    if let Some(v) = a.vcores {
+        config.vcores = v;
+    }
+    start_executor_process(Arc::new(config)).await.context("executor stopped")?;
+    Ok(())
+}
+
+/// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from [`cluster_config`].
+pub async fn remote_context(url: &str, config: SessionConfig) -> anyhow::Result<SessionContext> {
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime()?)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::remote_with_state(url, state)
+        .await
+        .with_context(|| format!("cannot connect to the scheduler at {url}"))?;
+    // Ballista's upgrade replaces the function list, so tokq's functions are added afterwards.
+    tokq_udfs::register_all(&ctx);
+    Ok(ctx)
+}

@@ -1,0 +1,36 @@
+//! `_tokq_manifest.json`: what a pretokenized output holds. Written last, so its presence means
+//! every file it lists is complete.
+
+use serde::{Deserialize, Serialize};
+
+pub const MANIFEST_NAME: &str = "_tokq_manifest.json";
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenizerRecord {
+    pub spec: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Relative to the output directory.
+    pub path: String,
+    pub rows: u64,
+    pub tokens: u64,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub tokq_version: String,
+    pub recipe_sha256: String,
+    pub tokenizers: Vec<TokenizerRecord>,
+    pub compression: String,
+    pub rows: u64,
+    pub tokens: u64,
+    pub bytes: u64,
+    pub files: Vec<FileRecord>,
+}

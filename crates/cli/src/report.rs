@@ -1,0 +1,94 @@
+//! Progress on a terminal, the end-of-run summary, and `--stats-json`.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use tokq_udfs::lineage::progress;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputStats {
+    pub target: String,
+    pub files: usize,
+    pub rows: u64,
+    pub tokens: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunStats {
+    pub recipe: String,
+    pub recipe_sha256: String,
+    pub wall_seconds: f64,
+    pub rows_read: u64,
+    pub bytes_read: u64,
+    pub bad_rows_skipped: u64,
+    pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
+    pub outputs: Vec<OutputStats>,
+}
+
+/// A progress bar over the input bytes of one statement, shown only on a terminal.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Progress {
+    pub fn start(label: &str, total_bytes: Option<u64>, quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Self { bar: None, ticker: None };
+        }
+        let bar = match total_bytes {
+            Some(t) => ProgressBar::new(t).with_style(
+                ProgressStyle::with_template("{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
+            None => ProgressBar::new_spinner(),
+        };
+        bar.set_prefix(label.to_string());
+        let b = bar.clone();
+        let started = Instant::now();
+        let ticker = tokio::spawn(async move {
+            loop {
+                b.set_position(progress::bytes_read());
+                let rows = progress::rows_read();
+                let secs = started.elapsed().as_secs_f64().max(1e-3);
+                b.set_message(format!("{rows} rows, {:.0} rows/s", rows as f64 / secs));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        Self { bar: Some(bar), ticker: Some(ticker) }
+    }
+
+    pub fn finish(self) {
+        if let Some(t) = self.ticker {
+            t.abort();
+        }
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+pub fn print_summary(stats: &RunStats, cluster: bool) {
+    let mb = stats.bytes_read as f64 / 1e6;
+    eprintln!(
+        "tokq: read {} rows ({:.1} MB) from {} sources in {:.2} s ({:.1} MB/s); {} bad rows skipped",
+        stats.rows_read,
+        mb,
+        stats.sources.len(),
+        stats.wall_seconds,
+        mb / stats.wall_seconds.max(1e-9),
+        stats.bad_rows_skipped
+    );
+    if cluster {
+        eprintln!("  (read counts are kept on the executors in cluster mode; output counts below are exact)");
+    }
+    for (uri, c) in &stats.sources {
+        eprintln!("  {uri}: {} rows{}", c.rows, if c.bad_rows > 0 { format!(", {} bad rows skipped", c.bad_rows) } else { String::new() });
+    }
+    for o in &stats.outputs {
+        eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
+    }
+}

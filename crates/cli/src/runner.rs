@@ -1,0 +1,216 @@
+//! Runs a recipe's statements in order, routing Parquet COPY through tokq's writer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::physical_plan::{displayable, ExecutionPlan};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
+use tokq_udfs::lineage::progress;
+use tokq_udfs::lineage::scan::LineageScanExec;
+
+use crate::recipe::{Recipe, Statement};
+use crate::report::{OutputStats, Progress, RunStats};
+use crate::sink::{self, ParquetTarget};
+
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: statement {number} `{first_line}`: {cause}")]
+pub struct StatementError {
+    pub file: String,
+    pub line: usize,
+    pub number: usize,
+    pub first_line: String,
+    pub cause: String,
+}
+
+pub struct Runner<'a> {
+    pub ctx: &'a SessionContext,
+    pub recipe: &'a Recipe,
+    pub quiet: bool,
+}
+
+enum Kind {
+    Query,
+    ParquetCopy(CopyToStatement),
+    Other,
+}
+
+fn classify(sql: &str) -> Result<Kind> {
+    let mut parsed = DFParser::parse_sql(sql)?;
+    if parsed.len() != 1 {
+        return Err(DataFusionError::Plan(format!("expected one statement, found {}", parsed.len())));
+    }
+    Ok(match parsed.pop_front() {
+        Some(DfStatement::Statement(s)) if matches!(*s, SqlStatement::Query(_)) => Kind::Query,
+        Some(DfStatement::CopyTo(c)) if is_parquet(&c) => Kind::ParquetCopy(c),
+        _ => Kind::Other,
+    })
+}
+
+fn is_parquet(c: &CopyToStatement) -> bool {
+    match &c.stored_as {
+        Some(s) => s.eq_ignore_ascii_case("parquet"),
+        None => c.target.ends_with(".parquet"),
+    }
+}
+
+fn copy_source_sql(c: &CopyToStatement) -> String {
+    match &c.source {
+        CopyToSource::Query(q) => q.to_string(),
+        CopyToSource::Relation(name) => format!("SELECT * FROM {name}"),
+    }
+}
+
+fn copy_options(c: &CopyToStatement) -> Vec<(String, String)> {
+    c.options
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+/// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
+fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
+    let mut total = None;
+    let _ = plan.apply(|p| {
+        if let Some(scan) = p.downcast_ref::<LineageScanExec>() {
+            *total.get_or_insert(0) += scan.config().total_bytes();
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    total
+}
+
+impl Runner<'_> {
+    fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
+        StatementError {
+            file: self.recipe.path.clone(),
+            line: stmt.line,
+            number: stmt.number,
+            first_line: stmt.first_line().to_string(),
+            cause: root_cause(&e),
+        }
+    }
+
+    pub async fn run(&self) -> Result<RunStats, StatementError> {
+        let started = Instant::now();
+        progress::reset();
+        let mut outputs = Vec::new();
+        for stmt in &self.recipe.statements {
+            self.run_one(stmt, &mut outputs).await.map_err(|e| self.wrap(stmt, e))?;
+        }
+        let snap = progress::snapshot();
+        Ok(RunStats {
+            recipe: self.recipe.path.clone(),
+            recipe_sha256: self.recipe.sha256(),
+            wall_seconds: started.elapsed().as_secs_f64(),
+            rows_read: snap.rows_read,
+            bytes_read: snap.bytes_read,
+            bad_rows_skipped: snap.bad_rows,
+            sources: snap.per_source,
+            outputs,
+        })
+    }
+
+    async fn run_one(&self, stmt: &Statement, outputs: &mut Vec<OutputStats>) -> Result<()> {
+        match classify(&stmt.sql)? {
+            Kind::ParquetCopy(copy) => {
+                if !copy.partitioned_by.is_empty() {
+                    return Err(DataFusionError::Plan(
+                        "PARTITIONED BY is not supported by tokq's Parquet writer: write one COPY per partition value".into(),
+                    ));
+                }
+                let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
+                let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
+                let tokenizers = sink::tokenizers_in(df.logical_plan())?;
+                let plan = df.create_physical_plan().await?;
+                let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
+                let written = sink::write(self.ctx, plan, &target, tokenizers, &self.recipe.sha256()).await;
+                bar.finish();
+                let m = written?.manifest;
+                outputs.push(OutputStats { target: target.location, files: m.files.len(), rows: m.rows, tokens: m.tokens, bytes: m.bytes });
+            }
+            Kind::Query => {
+                let df = self.ctx.sql(&stmt.sql).await?;
+                let plan = df.clone().create_physical_plan().await?;
+                let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
+                let batches = df.collect().await;
+                bar.finish();
+                println!("{}", pretty_format_batches(&batches?)?);
+            }
+            Kind::Other => {
+                self.ctx.sql(&stmt.sql).await?.collect().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints each statement's logical and physical plan. Definitions (tables, views, SET) run,
+    /// so that later statements can be planned; nothing is read or written.
+    pub async fn explain(&self) -> Result<String, StatementError> {
+        let mut out = String::new();
+        for stmt in &self.recipe.statements {
+            let text = self.explain_one(stmt).await.map_err(|e| self.wrap(stmt, e))?;
+            out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.first_line()));
+        }
+        Ok(out)
+    }
+
+    async fn explain_one(&self, stmt: &Statement) -> Result<String> {
+        let sql = match classify(&stmt.sql)? {
+            Kind::ParquetCopy(copy) => copy_source_sql(&copy),
+            Kind::Query => stmt.sql.clone(),
+            Kind::Other => {
+                let plan = self.ctx.state().create_logical_plan(&stmt.sql).await?;
+                match &plan {
+                    // CREATE TABLE AS: show its query's plans and define an empty table in its place.
+                    LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(c)) => {
+                        let schema = Arc::new(c.input.schema().as_arrow().clone());
+                        self.ctx.register_table(c.name.clone(), Arc::new(EmptyTable::new(schema)))?;
+                        return self.plans(c.input.as_ref().clone()).await;
+                    }
+                    LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) => {
+                        self.ctx.execute_logical_plan(plan.clone()).await?.collect().await?;
+                        return Ok(format!("logical plan:\n{}\n", plan.display_indent()));
+                    }
+                    _ => stmt.sql.clone(),
+                }
+            }
+        };
+        let plan = self.ctx.state().create_logical_plan(&sql).await?;
+        self.plans(plan).await
+    }
+
+    async fn plans(&self, plan: LogicalPlan) -> Result<String> {
+        let state = self.ctx.state();
+        let optimized = state.optimize(&plan)?;
+        let physical = state.create_physical_plan(&plan).await?;
+        Ok(format!(
+            "logical plan:\n{}\nphysical plan:\n{}",
+            optimized.display_indent(),
+            displayable(physical.as_ref()).indent(true)
+        ))
+    }
+}
+
+/// The innermost cause of an error, on one line.
+pub fn root_cause(e: &DataFusionError) -> String {
+    let mut cause = e.find_root().to_string();
+    for prefix in ["External error: ", "Execution error: ", "Error during planning: ", "Arrow error: "] {
+        while let Some(rest) = cause.strip_prefix(prefix) {
+            cause = rest.to_string();
+        }
+    }
+    cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,35 @@
+//! The session every role shares: tokq options, object stores, and all tokq functions.
+
+use std::sync::Arc;
+
+use datafusion::error::Result;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokq_udfs::store::TokqObjectStoreRegistry;
+use tokq_udfs::TokqOptions;
+
+/// Adds what every node needs to a config: the `tokq.*` options (a key whose extension is not
+/// registered on a node is silently dropped there).
+pub fn with_tokq(config: SessionConfig) -> SessionConfig {
+    if config.options().extensions.get::<TokqOptions>().is_some() {
+        return config;
+    }
+    config.with_option_extension(TokqOptions::default()).with_information_schema(true)
+}
+
+pub fn runtime() -> Result<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(TokqObjectStoreRegistry::new())).build_arc()
+}
+
+/// A local (single-process) context with every tokq function registered.
+pub fn local_context(config: SessionConfig) -> Result<SessionContext> {
+    let state = SessionStateBuilder::new()
+        .with_config(with_tokq(config))
+        .with_runtime_env(runtime()?)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    tokq_udfs::register_all(&ctx);
+    Ok(ctx)
+}

@@ -1,0 +1,248 @@
+//! tokq's Parquet writer for `COPY ... STORED AS PARQUET`: one file per plan partition, footer
+//! metadata (format version, tokenizer, recipe hash, tokq version), zstd, and atomic output:
+//! each file is written under `_tokq_tmp/` and renamed into place when complete, then stale
+//! part files are removed, and the manifest is written last.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::file_options::parquet_writer::parse_compression_string;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::parquet::arrow::async_writer::{AsyncFileWriter, ParquetObjectWriter};
+use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::file::metadata::KeyValue;
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::physical_plan::{execute_stream_partitioned, ExecutionPlan};
+use datafusion::prelude::SessionContext;
+use futures::future::BoxFuture;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectStore, PutPayload};
+use sha2::{Digest, Sha256};
+
+use crate::manifest::{FileRecord, Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
+
+pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
+
+/// What the user asked of a Parquet COPY.
+#[derive(Debug, Clone)]
+pub struct ParquetTarget {
+    pub location: String,
+    pub compression: String,
+    pub max_row_group_rows: usize,
+}
+
+impl ParquetTarget {
+    pub fn new(location: &str, options: &[(String, String)]) -> Result<Self> {
+        if location.ends_with(".parquet") {
+            return Err(DataFusionError::Plan(format!(
+                "COPY target '{location}': tokq writes a directory of part files and a manifest; \
+                 give a directory such as '{}/'",
+                location.trim_end_matches(".parquet")
+            )));
+        }
+        let mut t = Self {
+            location: location.to_string(),
+            compression: DEFAULT_COMPRESSION.to_string(),
+            max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+        };
+        for (key, value) in options {
+            match key.strip_prefix("format.").unwrap_or(key) {
+                "compression" => {
+                    parse_compression_string(value)?;
+                    t.compression = value.to_lowercase();
+                }
+                "max_row_group_size" => {
+                    t.max_row_group_rows = value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                        DataFusionError::Plan(format!("max_row_group_size must be a positive integer, got '{value}'"))
+                    })?;
+                }
+                other => {
+                    return Err(DataFusionError::Plan(format!(
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size)"
+                    )))
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// Tokenizer specs used by `tokenize` / `token_count` anywhere in a plan, with file hashes.
+pub fn tokenizers_in(plan: &LogicalPlan) -> Result<Vec<TokenizerRecord>> {
+    let mut specs = BTreeMap::new();
+    plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e {
+                    if matches!(f.name(), "tokenize" | "token_count") {
+                        if let Some(Expr::Literal(v, _)) = f.args.get(1) {
+                            if let Some(s) = v.try_as_str().flatten() {
+                                specs.insert(s.to_string(), ());
+                            }
+                        }
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    })?;
+    specs
+        .into_keys()
+        .map(|spec| {
+            let t = tokq_udfs::tokenize::cached(&spec)?;
+            Ok(TokenizerRecord { spec, sha256: t.sha256.clone() })
+        })
+        .collect()
+}
+
+/// Counts bytes and hashes them on their way to the object store.
+struct HashingWriter {
+    inner: ParquetObjectWriter,
+    hash: Sha256,
+    bytes: u64,
+}
+
+impl AsyncFileWriter for HashingWriter {
+    fn write(&mut self, bs: Bytes) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
+        self.hash.update(&bs);
+        self.bytes += bs.len() as u64;
+        self.inner.write(bs)
+    }
+
+    fn complete(&mut self) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
+        self.inner.complete()
+    }
+}
+
+/// Tokens in a batch: the lengths of `input_ids`, else the sum of `n_tokens`.
+fn tokens_in(batch: &RecordBatch) -> u64 {
+    if let Some(ids) = batch.column_by_name("input_ids").and_then(|c| c.as_any().downcast_ref::<ListArray>()) {
+        let o = ids.value_offsets();
+        return (o[o.len() - 1] - o[0]) as u64;
+    }
+    match batch.column_by_name("n_tokens") {
+        Some(c) if c.data_type() == &DataType::Int64 => c
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .map(|a| a.iter().flatten().map(|n| n.max(0) as u64).sum())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+pub struct Written {
+    pub manifest: Manifest,
+}
+
+fn store_and_dir(ctx: &SessionContext, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
+    let url = tokq_udfs::store::to_url(location)?;
+    let store = ctx.runtime_env().object_store(ObjectStoreUrl::parse(tokq_udfs::lineage::files::store_url(&url))?)?;
+    let dir = Path::from_url_path(url.path()).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    Ok((store, dir))
+}
+
+/// Runs `plan` and writes its partitions as Parquet files under the target directory.
+pub async fn write(
+    ctx: &SessionContext,
+    plan: Arc<dyn ExecutionPlan>,
+    target: &ParquetTarget,
+    tokenizers: Vec<TokenizerRecord>,
+    recipe_sha256: &str,
+) -> Result<Written> {
+    let (store, dir) = store_and_dir(ctx, &target.location)?;
+    let tmp = dir.child("_tokq_tmp");
+    let tokenizer_json = serde_json::to_string(&tokenizers).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let metadata = vec![
+        KeyValue::new("tokq.format_version".into(), FORMAT_VERSION.to_string()),
+        KeyValue::new("tokq.tokenizer".into(), tokenizer_json),
+        KeyValue::new("tokq.recipe_sha256".into(), recipe_sha256.to_string()),
+        KeyValue::new("tokq.version".into(), env!("CARGO_PKG_VERSION").to_string()),
+    ];
+    let props = WriterProperties::builder()
+        .set_compression(parse_compression_string(&target.compression)?)
+        .set_max_row_group_size(target.max_row_group_rows)
+        .set_key_value_metadata(Some(metadata))
+        .build();
+    let schema = plan.schema();
+    let streams = execute_stream_partitioned(plan, ctx.task_ctx())?;
+    let tasks = streams.into_iter().enumerate().map(|(i, mut stream)| {
+        let (store, tmp, props, schema) = (Arc::clone(&store), tmp.clone(), props.clone(), Arc::clone(&schema));
+        tokio::spawn(async move {
+            let name = format!("part-{i:05}.parquet");
+            let path = tmp.child(name.as_str());
+            let sink = HashingWriter { inner: ParquetObjectWriter::new(Arc::clone(&store), path.clone()), hash: Sha256::new(), bytes: 0 };
+            let mut writer = AsyncArrowWriter::try_new(sink, schema, Some(props))?;
+            let (mut rows, mut tokens) = (0u64, 0u64);
+            while let Some(batch) = stream.try_next().await? {
+                rows += batch.num_rows() as u64;
+                tokens += tokens_in(&batch);
+                writer.write(&batch).await?;
+            }
+            if rows == 0 {
+                return Ok::<_, DataFusionError>(None);
+            }
+            let mut sink = writer.into_inner().await?;
+            sink.complete().await?;
+            let record = FileRecord { path: name, rows, tokens, bytes: sink.bytes, sha256: hex::encode(sink.hash.finalize()) };
+            Ok(Some((path, record)))
+        })
+    });
+    let mut done = Vec::new();
+    for t in futures::future::join_all(tasks).await {
+        if let Some(x) = t.map_err(|e| DataFusionError::External(Box::new(e)))?? {
+            done.push(x);
+        }
+    }
+    let mut files = Vec::with_capacity(done.len());
+    for (path, record) in done {
+        store.rename(&path, &dir.child(record.path.as_str())).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        files.push(record);
+    }
+    remove_stale(&store, &dir, &files).await?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        tokq_version: env!("CARGO_PKG_VERSION").to_string(),
+        recipe_sha256: recipe_sha256.to_string(),
+        tokenizers,
+        compression: target.compression.clone(),
+        rows: files.iter().map(|f| f.rows).sum(),
+        tokens: files.iter().map(|f| f.tokens).sum(),
+        bytes: files.iter().map(|f| f.bytes).sum(),
+        files,
+    };
+    let body = serde_json::to_vec_pretty(&manifest).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    store
+        .put(&dir.child(MANIFEST_NAME), PutPayload::from(body))
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    Ok(Written { manifest })
+}
+
+/// Removes part files of an earlier run that this run did not write, and the staging folder.
+async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
+    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let stale = listed.into_iter().filter(|m| {
+        let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
+        let rel = rel.as_ref();
+        rel.starts_with("_tokq_tmp/")
+            || (rel.starts_with("part-") && rel.ends_with(".parquet") && !keep.iter().any(|f| f.path == rel))
+    });
+    let mut deletes = futures::stream::iter(stale.map(|m| {
+        let store = Arc::clone(store);
+        async move { store.delete(&m.location).await }
+    }))
+    .buffer_unordered(8);
+    while let Some(r) = deletes.next().await {
+        r.map_err(|e| DataFusionError::External(Box::new(e)))?;
+    }
+    Ok(())
+}

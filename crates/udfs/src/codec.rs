@@ -1,0 +1,160 @@
+//! Plan codecs for Ballista: they carry tokq's lineage table and scan between client, scheduler
+//! and executors, and hand everything else to the wrapped codec (Ballista's own).
+//! Scalar UDFs need no codec: they are stateless and travel by name.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::catalog::TableProvider;
+use datafusion::common::{internal_err, Result, TableReference};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use datafusion_proto::protobuf;
+use prost::Message;
+use serde::{Deserialize, Serialize};
+
+use crate::lineage::scan::{LineageScanExec, ScanConfig};
+use crate::lineage::table::LineageTable;
+
+const TABLE_MAGIC: &[u8] = b"tokq.lineage_table.v1:";
+const SCAN_MAGIC: &[u8] = b"tokq.lineage_scan.v1:";
+
+#[derive(Serialize, Deserialize)]
+struct ScanWire {
+    config: ScanConfig,
+    file_schema: Vec<u8>,
+    projection: Option<Vec<usize>>,
+    groups: Vec<Vec<usize>>,
+}
+
+fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
+    Ok(protobuf::Schema::try_from(schema)?.encode_to_vec())
+}
+
+fn decode_schema(bytes: &[u8]) -> Result<SchemaRef> {
+    let proto = protobuf::Schema::decode(bytes).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+    Ok(Arc::new(Schema::try_from(&proto)?))
+}
+
+fn json<T: Serialize>(magic: &[u8], value: &T, buf: &mut Vec<u8>) -> Result<()> {
+    buf.extend_from_slice(magic);
+    serde_json::to_writer(buf, value).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))
+}
+
+fn unjson<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))
+}
+
+#[derive(Debug)]
+pub struct TokqLogicalCodec {
+    inner: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl TokqLogicalCodec {
+    pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
+        Self { inner }
+    }
+}
+
+impl LogicalExtensionCodec for TokqLogicalCodec {
+    fn try_decode(&self, buf: &[u8], inputs: &[LogicalPlan], ctx: &TaskContext) -> Result<Extension> {
+        self.inner.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let Some(body) = buf.strip_prefix(TABLE_MAGIC) else {
+            return self.inner.try_decode_table_provider(buf, table_ref, schema, ctx);
+        };
+        let (config, file_schema): (ScanConfig, Vec<u8>) = unjson(body)?;
+        Ok(Arc::new(LineageTable::try_new(config, decode_schema(&file_schema)?)?))
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        match node.downcast_ref::<LineageTable>() {
+            Some(t) => json(TABLE_MAGIC, &(t.config(), encode_schema(t.file_schema())?), buf),
+            None => self.inner.try_encode_table_provider(table_ref, node, buf),
+        }
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn datafusion::datasource::file_format::FileFormatFactory>> {
+        self.inner.try_decode_file_format(buf, ctx)
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn datafusion::datasource::file_format::FileFormatFactory>,
+    ) -> Result<()> {
+        self.inner.try_encode_file_format(buf, node)
+    }
+}
+
+#[derive(Debug)]
+pub struct TokqPhysicalCodec {
+    inner: Arc<dyn PhysicalExtensionCodec>,
+}
+
+impl TokqPhysicalCodec {
+    pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        Self { inner }
+    }
+}
+
+impl PhysicalExtensionCodec for TokqPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        pc: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let Some(body) = buf.strip_prefix(SCAN_MAGIC) else {
+            return self.inner.try_decode(buf, inputs, ctx, pc);
+        };
+        if !inputs.is_empty() {
+            return internal_err!("LineageScanExec takes no inputs");
+        }
+        let w: ScanWire = unjson(body)?;
+        Ok(Arc::new(LineageScanExec::try_new(w.config, decode_schema(&w.file_schema)?, w.projection, w.groups)?))
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        pc: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let Some(scan) = node.downcast_ref::<LineageScanExec>() else {
+            return self.inner.try_encode(node, buf, pc);
+        };
+        let wire = ScanWire {
+            config: scan.config().clone(),
+            file_schema: encode_schema(scan.file_schema())?,
+            projection: scan.projection().cloned(),
+            groups: scan.groups().to_vec(),
+        };
+        json(SCAN_MAGIC, &wire, buf)
+    }
+}

@@ -1,0 +1,62 @@
+//! `LineageTable`: the table provider that the `read_*` table functions return.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::Result;
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::scan::{with_lineage, LineageScanExec, ScanConfig};
+
+#[derive(Debug)]
+pub struct LineageTable {
+    config: ScanConfig,
+    file_schema: SchemaRef,
+    schema: SchemaRef,
+}
+
+impl LineageTable {
+    pub fn try_new(config: ScanConfig, file_schema: SchemaRef) -> Result<Self> {
+        let schema = with_lineage(&file_schema)?;
+        Ok(Self { config, file_schema, schema })
+    }
+
+    pub fn config(&self) -> &ScanConfig {
+        &self.config
+    }
+
+    pub fn file_schema(&self) -> &SchemaRef {
+        &self.file_schema
+    }
+}
+
+#[async_trait]
+impl TableProvider for LineageTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let partitions = state.config().target_partitions();
+        Ok(Arc::new(LineageScanExec::plan(
+            self.config.clone(),
+            Arc::clone(&self.file_schema),
+            projection.cloned(),
+            partitions,
+        )?))
+    }
+}

@@ -1,0 +1,117 @@
+//! Object stores for every role: local files, and `s3://` buckets configured from the usual AWS
+//! environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+//! `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`). One client per bucket, made on first use and then shared.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::object_store::ObjectStoreRegistry;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::ObjectStore;
+use url::Url;
+
+use crate::error::{Result, TokqError};
+
+#[derive(Debug, Default)]
+pub struct TokqObjectStoreRegistry {
+    stores: RwLock<HashMap<String, Arc<dyn ObjectStore>>>,
+}
+
+fn key(url: &Url) -> String {
+    format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""))
+}
+
+impl TokqObjectStoreRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ObjectStoreRegistry for TokqObjectStoreRegistry {
+    fn register_store(&self, url: &Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        self.stores.write().unwrap_or_else(|p| p.into_inner()).insert(key(url), store)
+    }
+
+    fn get_store(&self, url: &Url) -> DfResult<Arc<dyn ObjectStore>> {
+        let k = key(url);
+        if let Some(s) = self.stores.read().unwrap_or_else(|p| p.into_inner()).get(&k) {
+            return Ok(Arc::clone(s));
+        }
+        let store = new_store(url)?;
+        let mut stores = self.stores.write().unwrap_or_else(|p| p.into_inner());
+        Ok(Arc::clone(stores.entry(k).or_insert(store)))
+    }
+}
+
+fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
+    match url.scheme() {
+        "file" => Ok(Arc::new(LocalFileSystem::new())),
+        "s3" => {
+            let bucket = url.host_str().ok_or_else(|| TokqError::Io {
+                uri: url.to_string(),
+                cause: "an s3 URI needs a bucket: s3://BUCKET/key".into(),
+            })?;
+            let s3 = AmazonS3Builder::from_env().with_bucket_name(bucket).build().map_err(|e| {
+                TokqError::Io { uri: url.to_string(), cause: format!("cannot configure S3: {e}") }
+            })?;
+            Ok(Arc::new(s3))
+        }
+        other => Err(TokqError::Io {
+            uri: url.to_string(),
+            cause: format!("unsupported scheme '{other}': use a local path or s3://"),
+        }),
+    }
+}
+
+impl From<TokqError> for object_store::Error {
+    fn from(e: TokqError) -> Self {
+        object_store::Error::Generic { store: "tokq", source: Box::new(e) }
+    }
+}
+
+/// Turns a user path (relative, absolute, `file://` or `s3://`) into a URL.
+pub fn to_url(location: &str) -> Result<Url> {
+    if location.contains("://") {
+        return Url::parse(location)
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: format!("not a URL: {e}") });
+    }
+    let path = std::path::absolute(location)
+        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    Url::from_file_path(&path)
+        .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
+}
+
+/// Reads a whole small object (a tokenizer file), local or remote.
+pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
+    let url = to_url(location)?;
+    if url.scheme() == "file" {
+        let path = url.to_file_path().map_err(|_| TokqError::Io {
+            uri: location.into(),
+            cause: "not a local path".into(),
+        })?;
+        return std::fs::read(&path)
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() });
+    }
+    let store = new_store(&url)?;
+    let path = object_store::path::Path::from_url_path(url.path())
+        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    block_on(async move {
+        let got = store.get(&path).await?;
+        got.bytes().await
+    })
+    .map(|b| b.to_vec())
+    .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })
+}
+
+/// Runs a future to completion from synchronous code (UDF bodies, table functions), inside or
+/// outside a multi-threaded tokio runtime.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| h.block_on(f))
+        }
+        _ => futures::executor::block_on(f),
+    }
+}

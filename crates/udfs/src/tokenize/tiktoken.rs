@@ -1,0 +1,76 @@
+//! tiktoken-style BPE: bundled OpenAI ranks, or a `.tiktoken` rank file with a named split pattern.
+
+use base64::Engine;
+use rustc_hash::FxHashMap;
+use tiktoken_rs::CoreBPE;
+use unicode_normalization::UnicodeNormalization;
+
+use super::spec::{Builtin, SplitPattern};
+use super::Encode;
+
+/// sha256 of the official rank files that tiktoken-rs bundles (the same hashes tiktoken checks).
+pub(crate) const CL100K_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
+const O200K_SHA256: &str = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
+
+pub struct Tiktoken {
+    bpe: CoreBPE,
+    nfc: bool,
+}
+
+impl Tiktoken {
+    /// Returns the encoder and the sha256 of its rank table.
+    pub fn builtin(which: Builtin) -> Result<(Self, String), String> {
+        let (bpe, sha) = match which {
+            Builtin::Cl100kBase => (tiktoken_rs::cl100k_base(), CL100K_SHA256),
+            Builtin::O200kBase => (tiktoken_rs::o200k_base(), O200K_SHA256),
+        };
+        let bpe = bpe.map_err(|e| e.to_string())?;
+        Ok((Self { bpe, nfc: false }, sha.to_string()))
+    }
+
+    /// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.
+    pub fn from_rank_file(bytes: &[u8], pattern: SplitPattern) -> Result<Self, String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("rank file is not UTF-8: {e}"))?;
+        let mut encoder: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        let mut seen_ranks = rustc_hash::FxHashSet::default();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let bad = |what: &str| format!("rank file line {}: {what}: '{line}'", i + 1);
+            let (token, rank) = line.split_once(' ').ok_or_else(|| bad("expected 'BASE64 RANK'"))?;
+            let token = base64::engine::general_purpose::STANDARD
+                .decode(token)
+                .map_err(|_| bad("token is not base64"))?;
+            let rank: u32 = rank.trim().parse().map_err(|_| bad("rank is not an integer"))?;
+            if !seen_ranks.insert(rank) {
+                return Err(bad("rank appears twice"));
+            }
+            if encoder.insert(token, rank).is_some() {
+                return Err(bad("token appears twice"));
+            }
+        }
+        if encoder.is_empty() {
+            return Err("rank file has no entries".into());
+        }
+        let bpe = CoreBPE::new(encoder, FxHashMap::default(), pattern.regex())
+            .map_err(|e| e.to_string())?;
+        Ok(Self { bpe, nfc: pattern.nfc() })
+    }
+}
+
+impl Encode for Tiktoken {
+    fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
+        // encode_ordinary: text that looks like a special token stays text, as in tiktoken.
+        Ok(if self.nfc {
+            self.bpe.encode_ordinary(&text.nfc().collect::<String>())
+        } else {
+            self.bpe.encode_ordinary(text)
+        })
+    }
+
+    fn token_id(&self, token: &str) -> Option<u32> {
+        self.bpe.encode_with_special_tokens(token).as_slice().try_into().ok().map(|[id]: [u32; 1]| id)
+    }
+
+    fn backend(&self) -> &'static str {
+        "tiktoken"
+    }
+}

@@ -1,0 +1,89 @@
+use crate::common::*;
+
+fn recipe(dir: &std::path::Path, input: &str, tokenizer: &str) -> String {
+    let r = write(
+        dir,
+        "r.sql",
+        format!(
+            "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, '{tokenizer}') AS input_ids FROM read_jsonl('{input}')) \
+             TO '{}/o/' STORED AS PARQUET",
+            dir.display()
+        ),
+    );
+    r.to_str().unwrap().to_string()
+}
+
+const GOOD: &str = "{\"id\":\"a\",\"text\":\"one\"}\n";
+
+#[test]
+fn malformed_json_fails_with_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "bad.jsonl", format!("{GOOD}{GOOD}{{\"id\":\"c\",\"text\": nope}}\n{GOOD}"));
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    assert!(err.contains(&format!("{}:3: ", f.display())), "{err}");
+    assert!(err.contains("statement 1"), "{err}");
+}
+
+#[test]
+fn skip_counts_bad_rows_in_summary_and_stats() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "bad.jsonl", format!("{GOOD}not json\n{GOOD}[1,2]\n"));
+    let stats = d.path().join("s.json");
+    let out = tokq(&[
+        "run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base"),
+        "--on-bad-row", "skip", "--stats-json", stats.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 bad rows skipped"));
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(s["bad_rows_skipped"], 2);
+    assert_eq!(s["outputs"][0]["rows"], 2);
+    let src = s["sources"].as_object().unwrap().values().next().unwrap().clone();
+    assert_eq!((src["rows"].as_u64(), src["bad_rows"].as_u64()), (Some(2), Some(2)));
+}
+
+#[test]
+fn invalid_utf8_is_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "u.jsonl", b"{\"id\":\"a\",\"text\":\"\xc3\x28\"}\n".to_vec());
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    assert!(err.contains("u.jsonl:1: invalid UTF-8 at byte"), "{err}");
+}
+
+#[test]
+fn missing_tokenizer_file_is_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "ok.jsonl", GOOD);
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "/nonexistent/tokenizer.json")]);
+    assert!(err.contains("tokenizer '/nonexistent/tokenizer.json'"), "{err}");
+}
+
+#[test]
+fn unknown_function_names_the_statement() {
+    let d = tempfile::tempdir().unwrap();
+    let r = write(d.path(), "r.sql", "SELECT 1;\n\nSELECT nope_fn(1)\n  AS x;");
+    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    assert!(err.contains("statement 2 `SELECT nope_fn(1)`"), "{err}");
+    assert!(err.contains("r.sql:3:"), "{err}");
+    assert!(err.contains("nope_fn"), "{err}");
+}
+
+#[test]
+fn empty_input_is_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let err = tokq_err(&["run", &recipe(d.path(), &format!("{}/*.jsonl", d.path().display()), "tiktoken:cl100k_base")]);
+    assert!(err.contains("no input files match"), "{err}");
+    write(d.path(), "empty.jsonl", "");
+    let err = tokq_err(&["run", &recipe(d.path(), &format!("{}/empty.jsonl", d.path().display()), "tiktoken:cl100k_base")]);
+    assert!(err.contains("is empty"), "{err}");
+}
+
+#[test]
+fn unknown_parameter_and_missing_recipe_are_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let r = write(d.path(), "r.sql", "SELECT '${who}'");
+    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    assert!(err.contains("unknown parameter '${who}'"), "{err}");
+    let err = tokq_err(&["run", "/nonexistent/recipe.sql"]);
+    assert!(err.contains("cannot read recipe"), "{err}");
+}

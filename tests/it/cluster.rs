@@ -1,0 +1,96 @@
+//! A real cluster on 127.0.0.1: `tokq scheduler` and two `tokq executor` processes.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Scheduler and executors, killed when dropped.
+pub struct Cluster {
+    pub port: u16,
+    children: Vec<Child>,
+    _logs: tempfile::TempDir,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(logs: &std::path::Path, name: &str, args: &[String]) -> Child {
+    let log = std::fs::File::create(logs.join(format!("{name}.log"))).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+fn executors_registered(port: u16) -> usize {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return 0 };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = write!(s, "GET /api/executors HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    body.matches("\"host\"").count()
+}
+
+pub fn start(executors: usize) -> Cluster {
+    let logs = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut children = vec![spawn(logs.path(), "scheduler", &["scheduler".into(), "--bind-port".into(), port.to_string()])];
+    for i in 0..executors {
+        let work = logs.path().join(format!("work{i}"));
+        std::fs::create_dir_all(&work).unwrap();
+        children.push(spawn(
+            logs.path(),
+            &format!("executor{i}"),
+            &[
+                "executor".into(), "--scheduler-port".into(), port.to_string(),
+                "--scheduler-host".into(), "127.0.0.1".into(),
+                "--bind-port".into(), free_port().to_string(),
+                "--bind-grpc-port".into(), free_port().to_string(),
+                "--vcores".into(), "1".into(),
+                "--work-dir".into(), work.display().to_string(),
+            ],
+        ));
+    }
+    let cluster = Cluster { port, children, _logs: logs };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while executors_registered(port) < executors {
+        if Instant::now() > deadline {
+            let log = |n: &str| std::fs::read_to_string(cluster._logs.path().join(n)).unwrap_or_default();
+            panic!("executors did not register:\n{}\n{}", log("scheduler.log"), log("executor0.log"));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    cluster
+}
+
+#[test]
+fn quickstart_on_a_two_executor_cluster_equals_the_local_run() {
+    let cluster = start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
+    tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("output={}/", local.display())]);
+    let url = format!("df://127.0.0.1:{}", cluster.port);
+    let stdout = tokq_ok(&[
+        "run", "--cluster", &url, "queries/quickstart.sql", "--quiet", "--partitions", "2",
+        "--set", &format!("output={}/", remote.display()),
+    ]);
+    assert!(stdout.contains("| 200 "), "{stdout}");
+    let (a, b) = (rows(&read_output(&local).batch), rows(&read_output(&remote).batch));
+    assert_eq!(a.len(), 200);
+    assert_eq!(a, b);
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests of the `tokq` binary: recipes, output format, lineage, bad input, cluster.
+
+mod bad_input;
+mod common;
+mod lineage;
+mod quickstart;
+mod shared_tokenizers;
+#[cfg(feature = "cluster")]
+mod cluster;

@@ -1,0 +1,115 @@
+use std::collections::BTreeSet;
+
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::parquet::basic::Compression;
+use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+use sha2::{Digest, Sha256};
+
+use crate::common::*;
+
+fn manifest(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn quickstart_writes_pretokenized_parquet_with_lineage_and_footer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let stats = tmp.path().join("stats.json");
+    let stdout = tokq_ok(&[
+        "run", "queries/quickstart.sql", "--quiet", "--partitions", "2",
+        "--set", &format!("output={}/", out.display()),
+        "--stats-json", stats.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("| 200 "), "summary table: {stdout}");
+
+    let o = read_output(&out);
+    let schema = o.batch.schema();
+    assert_eq!(
+        schema.field_with_name("input_ids").unwrap().data_type(),
+        &DataType::List(std::sync::Arc::new(Field::new_list_field(DataType::UInt32, false)))
+    );
+    for col in ["doc_id", "_source", "_row", "n_tokens"] {
+        assert!(schema.field_with_name(col).is_ok(), "{col}");
+    }
+    assert_eq!(o.batch.num_rows(), 200);
+    assert_eq!(o.metadata["tokq.format_version"], "1");
+    assert_eq!(o.metadata["tokq.version"], env!("CARGO_PKG_VERSION"));
+    let tok: serde_json::Value = serde_json::from_str(&o.metadata["tokq.tokenizer"]).unwrap();
+    assert_eq!(tok[0]["spec"], "tiktoken:cl100k_base");
+    assert_eq!(tok[0]["sha256"], "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7");
+    assert_eq!(o.metadata["tokq.recipe_sha256"].len(), 64);
+
+    // The manifest accounts for every file, row and token, with checksums.
+    let m = manifest(&out);
+    assert_eq!(m["rows"], 200);
+    let files = m["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "one file per partition");
+    let mut tokens = 0;
+    for f in files {
+        let bytes = std::fs::read(out.join(f["path"].as_str().unwrap())).unwrap();
+        assert_eq!(f["sha256"], hex::encode(Sha256::digest(&bytes)));
+        assert_eq!(f["bytes"], bytes.len());
+        tokens += f["tokens"].as_u64().unwrap();
+    }
+    assert_eq!(m["tokens"], tokens);
+    let n_tokens: i64 = rows(&o.batch).iter().map(|r| r.3.len() as i64).sum();
+    assert_eq!(tokens as i64, n_tokens);
+    assert!(!out.join("_tokq_tmp").exists(), "staging folder removed");
+
+    // Stats JSON counts rows per source.
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(s["outputs"][0]["rows"], 200);
+    assert_eq!(s["sources"].as_object().unwrap().len(), 2);
+    assert!(s["rows_read"].as_u64().unwrap() >= 200);
+
+    // zstd by default.
+    let first = out.join(files[0]["path"].as_str().unwrap());
+    let r = SerializedFileReader::new(std::fs::File::open(first).unwrap()).unwrap();
+    assert!(matches!(r.metadata().row_group(0).column(0).compression(), Compression::ZSTD(_)));
+}
+
+#[test]
+fn rerun_replaces_stale_part_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = format!("output={}/", tmp.path().join("o").display());
+    tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--partitions", "2", "--set", &out]);
+    tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--partitions", "1", "--set", &out]);
+    let names: BTreeSet<String> = std::fs::read_dir(tmp.path().join("o"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["_tokq_manifest.json".to_string(), "part-00000.parquet".to_string()]));
+}
+
+#[test]
+fn compression_and_row_group_options_apply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = write(
+        tmp.path(),
+        "r.sql",
+        format!(
+            "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids \
+             FROM read_jsonl('queries/data/sample.jsonl')) TO '{}/o/' STORED AS PARQUET \
+             OPTIONS ('format.compression' 'snappy', 'max_row_group_size' '10')",
+            tmp.path().display()
+        ),
+    );
+    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--partitions", "1"]);
+    let m = manifest(&tmp.path().join("o"));
+    assert_eq!(m["compression"], "snappy");
+    let r = SerializedFileReader::new(std::fs::File::open(tmp.path().join("o/part-00000.parquet")).unwrap()).unwrap();
+    assert_eq!(r.metadata().num_row_groups(), 12);
+    assert_eq!(r.metadata().row_group(0).column(0).compression(), Compression::SNAPPY);
+}
+
+#[test]
+fn explain_prints_plans_without_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("never");
+    let text = tokq_ok(&["explain", "queries/quickstart.sql", "--set", &format!("output={}/", out.display())]);
+    assert!(text.contains("-- statement 3"), "{text}");
+    assert!(text.contains("LineageScanExec: format=jsonl"), "{text}");
+    assert!(text.contains("logical plan:") && text.contains("physical plan:"), "{text}");
+    assert!(!out.exists());
+}

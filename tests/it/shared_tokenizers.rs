@@ -1,0 +1,63 @@
+//! Chunked encoding gives the ids of whole-text encoding, on real tokenizers and real text.
+
+use std::io::{BufRead, BufReader, Read};
+
+use tokq_udfs::tokenize::{EncodeOptions, Tokenizer};
+
+use crate::common::shared;
+
+fn docs(rel: &str, limit: usize) -> Option<Vec<String>> {
+    let path = shared(rel)?;
+    let file = std::fs::File::open(&path).unwrap();
+    let r: Box<dyn Read> =
+        if rel.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(file)) } else { Box::new(file) };
+    Some(
+        BufReader::new(r)
+            .lines()
+            .take(limit)
+            .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap()["text"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+#[test]
+fn chunked_ids_equal_whole_text_ids() {
+    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+        return;
+    };
+    let mut specs: Vec<String> = ["gpt2/tokenizer.json", "llama3/tokenizer.json", "qwen/tokenizer.json", "mistral/tokenizer.v1.json"]
+        .iter()
+        .filter_map(|t| shared(&format!("tokenizers/{t}")))
+        .map(|p| p.display().to_string())
+        .collect();
+    specs.push("tiktoken:cl100k_base".into());
+    specs.push("tiktoken:o200k_base".into());
+    if let Some(q) = shared("tokenizers/qwen/qwen.tiktoken") {
+        specs.push(format!("tiktoken:{}#qwen", q.display()));
+    }
+    for spec in &specs {
+        let tok = Tokenizer::load(spec).unwrap();
+        let mut cuts = 0;
+        for text in wiki.iter().chain(udhr.iter()) {
+            let mut chunked = vec![];
+            tok.encode_into(text, &EncodeOptions::default(), 256, &mut chunked).unwrap();
+            assert_eq!(chunked, tok.encode_whole(text).unwrap(), "{spec}: {}", &text[..text.len().min(80)]);
+            cuts += text.len() / 256;
+        }
+        assert!(cuts > 1000, "{spec}: too few cut points exercised");
+    }
+}
+
+#[test]
+fn qwen_rank_file_matches_qwen_tokenizer_json() {
+    let (Some(json), Some(ranks), Some(udhr)) =
+        (shared("tokenizers/qwen/tokenizer.json"), shared("tokenizers/qwen/qwen.tiktoken"), docs("corpora/udhr-multilingual/udhr2.jsonl", 400))
+    else {
+        return;
+    };
+    let hf = Tokenizer::load(json.to_str().unwrap()).unwrap();
+    let tk = Tokenizer::load(&format!("tiktoken:{}#qwen", ranks.display())).unwrap();
+    for text in &udhr {
+        assert_eq!(hf.encode_whole(text).unwrap(), tk.encode_whole(text).unwrap());
+    }
+}
