@@ -55,7 +55,10 @@ fn quickstart_writes_pretokenized_parquet_with_lineage_and_footer() {
     assert_eq!(m["tokens"], tokens);
     let n_tokens: i64 = rows(&o.batch).iter().map(|r| r.3.len() as i64).sum();
     assert_eq!(tokens as i64, n_tokens);
-    assert!(!out.join("_tokq_tmp").exists(), "staging folder removed");
+    for e in std::fs::read_dir(&out).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(!name.ends_with(".tokq-tmp"), "unfinished file left: {name}");
+    }
 
     // Stats JSON counts rows per source.
     let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();

@@ -81,7 +81,7 @@ fn split(text: &str) -> Vec<Statement> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let (mut start, mut i) = (0, 0);
-    let mut push = |from: usize, to: usize, out: &mut Vec<Statement>| {
+    let push = |from: usize, to: usize, out: &mut Vec<Statement>| {
         let sql = &text[from..to];
         if has_code(sql) {
             let lead = sql.len() - sql.trim_start().len();

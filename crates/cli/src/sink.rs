@@ -1,7 +1,7 @@
 //! tokq's Parquet writer for `COPY ... STORED AS PARQUET`: one file per plan partition, footer
 //! metadata (format version, tokenizer, recipe hash, tokq version), zstd, and atomic output:
-//! each file is written under `_tokq_tmp/` and renamed into place when complete, then stale
-//! part files are removed, and the manifest is written last.
+//! each file is written as a hidden `.NAME.tokq-tmp` and renamed into place when complete, then
+//! stale part files are removed, and the manifest is written last.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, LogicalPlan};
-use datafusion::parquet::arrow::async_writer::{AsyncFileWriter, ParquetObjectWriter};
+use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
@@ -22,14 +22,17 @@ use datafusion::physical_plan::{execute_stream_partitioned, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 use futures::future::BoxFuture;
 use futures::{StreamExt, TryStreamExt};
+use object_store::buffered::BufWriter;
 use object_store::path::Path;
-use object_store::{ObjectStore, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{FileRecord, Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
+/// Suffix of files being written; readers skip them (hidden, and not `*.parquet`).
+pub const TMP_SUFFIX: &str = ".tokq-tmp";
 
 /// What the user asked of a Parquet COPY.
 #[derive(Debug, Clone)]
@@ -105,7 +108,7 @@ pub fn tokenizers_in(plan: &LogicalPlan) -> Result<Vec<TokenizerRecord>> {
 
 /// Counts bytes and hashes them on their way to the object store.
 struct HashingWriter {
-    inner: ParquetObjectWriter,
+    inner: BufWriter,
     hash: Sha256,
     bytes: u64,
 }
@@ -114,11 +117,11 @@ impl AsyncFileWriter for HashingWriter {
     fn write(&mut self, bs: Bytes) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
         self.hash.update(&bs);
         self.bytes += bs.len() as u64;
-        self.inner.write(bs)
+        AsyncFileWriter::write(&mut self.inner, bs)
     }
 
     fn complete(&mut self) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
-        self.inner.complete()
+        AsyncFileWriter::complete(&mut self.inner)
     }
 }
 
@@ -158,7 +161,6 @@ pub async fn write(
     recipe_sha256: &str,
 ) -> Result<Written> {
     let (store, dir) = store_and_dir(ctx, &target.location)?;
-    let tmp = dir.child("_tokq_tmp");
     let tokenizer_json = serde_json::to_string(&tokenizers).map_err(|e| DataFusionError::External(Box::new(e)))?;
     let metadata = vec![
         KeyValue::new("tokq.format_version".into(), FORMAT_VERSION.to_string()),
@@ -168,17 +170,17 @@ pub async fn write(
     ];
     let props = WriterProperties::builder()
         .set_compression(parse_compression_string(&target.compression)?)
-        .set_max_row_group_size(target.max_row_group_rows)
+        .set_max_row_group_row_count(Some(target.max_row_group_rows))
         .set_key_value_metadata(Some(metadata))
         .build();
     let schema = plan.schema();
     let streams = execute_stream_partitioned(plan, ctx.task_ctx())?;
     let tasks = streams.into_iter().enumerate().map(|(i, mut stream)| {
-        let (store, tmp, props, schema) = (Arc::clone(&store), tmp.clone(), props.clone(), Arc::clone(&schema));
+        let (store, dir, props, schema) = (Arc::clone(&store), dir.clone(), props.clone(), Arc::clone(&schema));
         tokio::spawn(async move {
             let name = format!("part-{i:05}.parquet");
-            let path = tmp.child(name.as_str());
-            let sink = HashingWriter { inner: ParquetObjectWriter::new(Arc::clone(&store), path.clone()), hash: Sha256::new(), bytes: 0 };
+            let path = dir.clone().join(format!(".{name}{TMP_SUFFIX}").as_str());
+            let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&store), path.clone()), hash: Sha256::new(), bytes: 0 };
             let mut writer = AsyncArrowWriter::try_new(sink, schema, Some(props))?;
             let (mut rows, mut tokens) = (0u64, 0u64);
             while let Some(batch) = stream.try_next().await? {
@@ -189,8 +191,9 @@ pub async fn write(
             if rows == 0 {
                 return Ok::<_, DataFusionError>(None);
             }
-            let mut sink = writer.into_inner().await?;
-            sink.complete().await?;
+            // finish() writes the footer and completes the upload.
+            writer.finish().await?;
+            let sink = writer.into_inner();
             let record = FileRecord { path: name, rows, tokens, bytes: sink.bytes, sha256: hex::encode(sink.hash.finalize()) };
             Ok(Some((path, record)))
         })
@@ -203,7 +206,7 @@ pub async fn write(
     }
     let mut files = Vec::with_capacity(done.len());
     for (path, record) in done {
-        store.rename(&path, &dir.child(record.path.as_str())).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        store.rename(&path, &dir.clone().join(record.path.as_str())).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
         files.push(record);
     }
     remove_stale(&store, &dir, &files).await?;
@@ -221,19 +224,19 @@ pub async fn write(
     };
     let body = serde_json::to_vec_pretty(&manifest).map_err(|e| DataFusionError::External(Box::new(e)))?;
     store
-        .put(&dir.child(MANIFEST_NAME), PutPayload::from(body))
+        .put(&dir.clone().join(MANIFEST_NAME), PutPayload::from(body))
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     Ok(Written { manifest })
 }
 
-/// Removes part files of an earlier run that this run did not write, and the staging folder.
+/// Removes part files of an earlier run that this run did not write, and unfinished files.
 async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
     let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
     let stale = listed.into_iter().filter(|m| {
         let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
         let rel = rel.as_ref();
-        rel.starts_with("_tokq_tmp/")
+        (rel.starts_with('.') && rel.ends_with(TMP_SUFFIX))
             || (rel.starts_with("part-") && rel.ends_with(".parquet") && !keep.iter().any(|f| f.path == rel))
     });
     let mut deletes = futures::stream::iter(stale.map(|m| {

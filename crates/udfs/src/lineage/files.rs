@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::TryStreamExt;
 use globset::GlobBuilder;
 use object_store::path::Path;
-use object_store::ObjectStore;
+use object_store::{ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 use url::Url;
 

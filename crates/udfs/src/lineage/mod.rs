@@ -73,11 +73,12 @@ impl TableFunctionImpl for ReadFiles {
         let format = (self.format)(exprs)?;
         let url = to_url(&location)?;
         let store = args.session().runtime_env().object_store(ObjectStoreUrl::parse(files::store_url(&url))?)?;
-        let (files, schema) = block_on(async {
+        let listed: crate::error::Result<_> = block_on(async {
             let files = files::list(Arc::clone(&store), &location).await?;
             let schema = format.infer_schema(&store, &files).await?;
-            crate::error::Result::Ok((files, schema))
-        })?;
+            Ok((files, schema))
+        });
+        let (files, schema) = listed?;
         let config = ScanConfig { format, location, files };
         Ok(Arc::new(LineageTable::try_new(config, Arc::new(schema))?))
     }

@@ -40,12 +40,25 @@ impl ScanConfig {
     }
 }
 
+/// Whether a scan adds lineage columns. Input that already carries both (tokq's own output)
+/// keeps them, so lineage keeps pointing at the raw source through every stage.
+pub fn adds_lineage(file_schema: &Schema) -> Result<bool> {
+    let source = file_schema.field_with_name(SOURCE_COLUMN).ok();
+    let row = file_schema.field_with_name(ROW_COLUMN).ok();
+    match (source, row) {
+        (None, None) => Ok(true),
+        (Some(s), Some(r)) if s.data_type() == &DataType::Utf8 && r.data_type() == &DataType::Int64 => Ok(false),
+        _ => exec_err!(
+            "input has a '{SOURCE_COLUMN}' or '{ROW_COLUMN}' column but not both as (Utf8, Int64): \
+             rename it, tokq adds lineage columns"
+        ),
+    }
+}
+
 /// The file schema followed by the lineage columns.
 pub fn with_lineage(file_schema: &Schema) -> Result<SchemaRef> {
-    for name in [SOURCE_COLUMN, ROW_COLUMN] {
-        if file_schema.field_with_name(name).is_ok() {
-            return exec_err!("input already has a column named '{name}': rename it, tokq adds lineage columns");
-        }
+    if !adds_lineage(file_schema)? {
+        return Ok(Arc::new(file_schema.clone()));
     }
     let mut fields: Vec<Field> = file_schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.push(Field::new(SOURCE_COLUMN, DataType::Utf8, false));
@@ -116,11 +129,13 @@ impl DisplayAs for LineageScanExec {
     }
 }
 
-fn add_lineage(fb: FileBatch, uri: &str, projection: Option<&Vec<usize>>, schema: &SchemaRef) -> Result<RecordBatch> {
+fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&Vec<usize>>, schema: &SchemaRef) -> Result<RecordBatch> {
     let n = fb.batch.num_rows();
     let mut columns: Vec<ArrayRef> = fb.batch.columns().to_vec();
-    columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(uri, n))));
-    columns.push(Arc::new(Int64Array::from(fb.rows)));
+    if add {
+        columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(uri, n))));
+        columns.push(Arc::new(Int64Array::from(fb.rows)));
+    }
     let columns = match projection {
         Some(p) => p.iter().map(|&i| Arc::clone(&columns[i])).collect(),
         None => columns,
@@ -176,11 +191,12 @@ impl ExecutionPlan for LineageScanExec {
         let file_schema = Arc::clone(&self.file_schema);
         let schema = Arc::clone(&self.schema);
         let projection = self.projection.clone();
+        let add = adds_lineage(&file_schema)?;
         let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
         let tx = builder.tx();
         builder.spawn(async move {
             for (file, store) in files.iter().zip(stores) {
-                let lineage = |fb: FileBatch| add_lineage(fb, &file.uri, projection.as_ref(), &schema);
+                let lineage = |fb: FileBatch| add_lineage(fb, &file.uri, add, projection.as_ref(), &schema);
                 let more = format.read_file(&store, file, &file_schema, batch_size, skip_bad, &tx, &lineage).await?;
                 if !more {
                     break;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_compression::tokio::bufread::{GzipDecoder, ZstdDecoder};
 use futures::TryStreamExt;
-use object_store::ObjectStore;
+use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::io::StreamReader;
 
