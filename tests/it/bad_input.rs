@@ -45,9 +45,14 @@ fn skip_counts_bad_rows_in_summary_and_stats() {
 #[test]
 fn invalid_utf8_is_one_clear_line() {
     let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "u.jsonl", b"{\"id\":\"a\",\"text\":\"\xc3\x28\"}\n".to_vec());
+    // Found while decoding, after a valid line...
+    let f = write(d.path(), "u.jsonl", [GOOD.as_bytes(), b"{\"id\":\"b\",\"text\":\"\xc3\x28\"}\n"].concat());
     let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
-    assert!(err.contains("u.jsonl:1: invalid UTF-8 at byte"), "{err}");
+    assert!(err.contains("u.jsonl:2: invalid UTF-8 at byte 18"), "{err}");
+    // ...and while inferring the schema, when no line is valid.
+    let f = write(d.path(), "v.jsonl", b"{\"id\":\"a\",\"text\":\"\xc3\x28\"}\n".to_vec());
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    assert!(err.contains("v.jsonl:1: invalid UTF-8 at byte"), "{err}");
 }
 
 #[test]

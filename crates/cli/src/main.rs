@@ -174,7 +174,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_));
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error" })).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {

@@ -13,7 +13,8 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
 use tokq_udfs::lineage::progress;
-use tokq_udfs::lineage::scan::LineageScanExec;
+use tokq_udfs::TokqError;
+use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups};
 
 use crate::recipe::{Recipe, Statement};
 use crate::report::{OutputStats, Progress, RunStats};
@@ -84,8 +85,8 @@ fn copy_options(c: &CopyToStatement) -> Vec<(String, String)> {
 fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
     let mut total = None;
     let _ = plan.apply(|p| {
-        if let Some(scan) = p.downcast_ref::<LineageScanExec>() {
-            *total.get_or_insert(0) += scan.config().total_bytes();
+        if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
+            *total.get_or_insert(0) += file_groups(config).iter().flatten().map(|f| f.size).sum::<u64>();
         }
         Ok(TreeNodeRecursion::Continue)
     });
@@ -161,7 +162,12 @@ impl Runner<'_> {
     pub async fn explain(&self) -> Result<String, StatementError> {
         let mut out = String::new();
         for stmt in &self.recipe.statements {
-            let text = self.explain_one(stmt).await.map_err(|e| self.wrap(stmt, e))?;
+            let text = match self.explain_one(stmt).await {
+                Ok(text) => text,
+                // Typically the output of an earlier COPY, which explain does not write.
+                Err(e) if is_no_input(&e) => format!("not planned: {} (explain does not run earlier statements' writes)\n", root_cause(&e)),
+                Err(e) => return Err(self.wrap(stmt, e)),
+            };
             out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.first_line()));
         }
         Ok(out)
@@ -202,6 +208,10 @@ impl Runner<'_> {
             displayable(physical.as_ref()).indent(true)
         ))
     }
+}
+
+fn is_no_input(e: &DataFusionError) -> bool {
+    matches!(e.find_root(), DataFusionError::External(b) if matches!(b.downcast_ref::<TokqError>(), Some(TokqError::NoInput(_))))
 }
 
 /// The innermost cause of an error, on one line.

@@ -16,7 +16,9 @@ use datafusion_proto::protobuf;
 use prost::Message;
 use serde::{Deserialize, Serialize};
 
-use crate::lineage::scan::{LineageScanExec, ScanConfig};
+use crate::lineage::files::FileRef;
+use crate::lineage::format::Format;
+use crate::lineage::scan::{as_lineage_scan, build, file_groups, LineageSource, ScanConfig};
 use crate::lineage::table::LineageTable;
 
 const TABLE_MAGIC: &[u8] = b"tokq.lineage_table.v1:";
@@ -24,10 +26,12 @@ const SCAN_MAGIC: &[u8] = b"tokq.lineage_scan.v1:";
 
 #[derive(Serialize, Deserialize)]
 struct ScanWire {
-    config: ScanConfig,
+    format: Format,
+    location: String,
     file_schema: Vec<u8>,
+    skip_bad: bool,
     projection: Option<Vec<usize>>,
-    groups: Vec<Vec<usize>>,
+    groups: Vec<Vec<FileRef>>,
 }
 
 fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
@@ -134,10 +138,11 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
             return self.inner.try_decode(buf, inputs, ctx, pc);
         };
         if !inputs.is_empty() {
-            return internal_err!("LineageScanExec takes no inputs");
+            return internal_err!("a lineage scan takes no inputs");
         }
         let w: ScanWire = unjson(body)?;
-        Ok(Arc::new(LineageScanExec::try_new(w.config, decode_schema(&w.file_schema)?, w.projection, w.groups)?))
+        let source = LineageSource::try_new(w.format, w.location, decode_schema(&w.file_schema)?, w.skip_bad)?;
+        build(source.with_projection_indices(w.projection), w.groups)
     }
 
     fn try_encode(
@@ -146,14 +151,16 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
         buf: &mut Vec<u8>,
         pc: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        let Some(scan) = node.downcast_ref::<LineageScanExec>() else {
+        let Some((config, source)) = as_lineage_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, pc);
         };
         let wire = ScanWire {
-            config: scan.config().clone(),
-            file_schema: encode_schema(scan.file_schema())?,
-            projection: scan.projection().cloned(),
-            groups: scan.groups().to_vec(),
+            format: source.format,
+            location: source.location.clone(),
+            file_schema: encode_schema(&source.file_schema)?,
+            skip_bad: source.skip_bad,
+            projection: source.projection_indices(),
+            groups: file_groups(config),
         };
         json(SCAN_MAGIC, &wire, buf)
     }

@@ -141,16 +141,39 @@ pub fn decode(schema: &SchemaRef, uri: &str, lines: &Lines, skip_bad: bool) -> R
     Ok(Decoded { batch, rows, skipped })
 }
 
-/// Infers a schema from the first valid lines of a file.
+/// Infers a schema from the first valid lines of a file. A file that has lines but none of them
+/// a JSON object fails with the first line's problem.
 pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
     let mut lines = LineReader::new(reader, uri.to_string());
     let sample = lines.read(INFER_LINES).await?;
-    let values: Vec<serde_json::Value> = (0..sample.len())
-        .filter_map(|i| serde_json::from_slice::<serde_json::Value>(sample.line(i)).ok())
-        .filter(|v| v.is_object())
-        .collect();
+    let mut values = Vec::new();
+    let mut first_problem = None;
+    for i in 0..sample.len() {
+        let line = sample.line(i);
+        let parsed = match std::str::from_utf8(line) {
+            Err(e) => Err(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+            Ok(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(v) if v.is_object() => Ok(v),
+                Ok(_) => Err("not a JSON object".to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        match parsed {
+            Ok(v) => values.push(v),
+            Err(cause) => {
+                first_problem.get_or_insert((sample.spans[i].2 + 1, cause));
+            }
+        }
+    }
     if values.is_empty() {
-        return Ok(None);
+        return match first_problem {
+            Some((line, cause)) => Err(TokqError::BadRow {
+                file: uri.to_string(),
+                line,
+                cause: format!("{cause} (no line of the first {} is a JSON object, so no schema can be inferred)", sample.len()),
+            }),
+            None => Ok(None),
+        };
     }
     let schema = infer_json_schema_from_iterator(values.into_iter().map(Ok))
         .map_err(|e| TokqError::Io { uri: uri.to_string(), cause: format!("cannot infer a schema: {e}") })?;

@@ -1,27 +1,33 @@
-//! `LineageScanExec`: reads files in order, one group of whole files per partition, and appends
-//! `_source` and `_row` to every row.
+//! The lineage scan: a DataFusion `FileSource` that reads whole files in order and appends
+//! `_source` and `_row` to every row. Being a `FileScanConfig` source (rather than a custom
+//! plan node) lets Ballista's scheduler give each task only its own file groups.
 
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::datasource::physical_plan::{FileGroup, FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use futures::StreamExt;
+use object_store::ObjectStore;
+
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{exec_err, Result};
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::execution::TaskContext;
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream,
-};
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use serde::{Deserialize, Serialize};
 
 use super::files::{assign, store_url, FileRef};
 use super::format::{FileBatch, Format};
-use crate::options::TokqOptions;
 
 pub const SOURCE_COLUMN: &str = "_source";
 pub const ROW_COLUMN: &str = "_row";
@@ -66,98 +72,116 @@ pub fn with_lineage(file_schema: &Schema) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
-#[derive(Debug)]
-pub struct LineageScanExec {
-    config: ScanConfig,
-    file_schema: SchemaRef,
-    projection: Option<Vec<usize>>,
-    groups: Vec<Vec<usize>>,
-    schema: SchemaRef,
-    props: Arc<PlanProperties>,
+/// What a lineage source needs besides its files: fixed when the recipe is planned, carried to
+/// Ballista executors by [`crate::codec`].
+#[derive(Debug, Clone)]
+pub struct LineageSource {
+    pub format: Format,
+    pub location: String,
+    pub file_schema: SchemaRef,
+    pub skip_bad: bool,
+    table_schema: TableSchema,
+    projection: Option<ProjectionExprs>,
+    batch_size: usize,
+    metrics: ExecutionPlanMetricsSet,
 }
 
-impl LineageScanExec {
-    pub fn try_new(
-        config: ScanConfig,
-        file_schema: SchemaRef,
-        projection: Option<Vec<usize>>,
-        groups: Vec<Vec<usize>>,
-    ) -> Result<Self> {
-        let full = with_lineage(&file_schema)?;
-        let schema = match &projection {
-            Some(p) => Arc::new(full.project(p)?),
-            None => full,
-        };
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(Arc::clone(&schema)),
-            Partitioning::UnknownPartitioning(groups.len().max(1)),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
-        Ok(Self { config, file_schema, projection, groups, schema, props: Arc::new(props) })
+impl LineageSource {
+    pub fn try_new(format: Format, location: String, file_schema: SchemaRef, skip_bad: bool) -> Result<Self> {
+        let table_schema = TableSchema::from(with_lineage(&file_schema)?);
+        Ok(Self {
+            format,
+            location,
+            file_schema,
+            skip_bad,
+            table_schema,
+            projection: None,
+            batch_size: 8192,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
     }
 
-    pub fn plan(config: ScanConfig, file_schema: SchemaRef, projection: Option<Vec<usize>>, partitions: usize) -> Result<Self> {
-        let groups = assign(&config.files, partitions);
-        Self::try_new(config, file_schema, projection, groups)
+    /// Column indices of the projection, when there is one.
+    pub fn projection_indices(&self) -> Option<Vec<usize>> {
+        self.projection.as_ref().map(|p| p.column_indices())
     }
 
-    pub fn config(&self) -> &ScanConfig {
-        &self.config
+    pub fn with_projection_indices(mut self, indices: Option<Vec<usize>>) -> Self {
+        self.projection = indices.map(|i| ProjectionExprs::from_indices(&i, self.table_schema.table_schema()));
+        self
     }
-    pub fn file_schema(&self) -> &SchemaRef {
-        &self.file_schema
-    }
-    pub fn projection(&self) -> Option<&Vec<usize>> {
-        self.projection.as_ref()
-    }
-    pub fn groups(&self) -> &[Vec<usize>] {
-        &self.groups
-    }
-}
 
-impl DisplayAs for LineageScanExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "LineageScanExec: format={}, location={}, files={}, partitions={}",
-            self.config.format.name(),
-            self.config.location,
-            self.config.files.len(),
-            self.groups.len()
-        )
+    fn output_schema(&self) -> Result<SchemaRef> {
+        let full = self.table_schema.table_schema();
+        Ok(match &self.projection {
+            Some(p) => Arc::new(p.project_schema(full)?),
+            None => Arc::clone(full),
+        })
     }
 }
 
-fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&Vec<usize>>, schema: &SchemaRef) -> Result<RecordBatch> {
-    let n = fb.batch.num_rows();
-    let mut columns: Vec<ArrayRef> = fb.batch.columns().to_vec();
-    if add {
-        columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(uri, n))));
-        columns.push(Arc::new(Int64Array::from(fb.rows)));
-    }
-    let columns = match projection {
-        Some(p) => p.iter().map(|&i| Arc::clone(&columns[i])).collect(),
-        None => columns,
+/// Plans a scan of `config`'s files, spread over at most `partitions` groups of whole files.
+pub fn scan_plan(config: &ScanConfig, source: LineageSource, projection: Option<Vec<usize>>, partitions: usize) -> Result<Arc<dyn ExecutionPlan>> {
+    let groups = assign(&config.files, partitions)
+        .into_iter()
+        .map(|g| g.into_iter().map(|i| config.files[i].clone()).collect())
+        .collect();
+    build(source.with_projection_indices(projection), groups)
+}
+
+/// A `DataSourceExec` over the given groups (one partition each).
+pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn ExecutionPlan>> {
+    let first = groups.iter().flatten().next().map(|f| f.url()).transpose()?;
+    let store = match first {
+        Some(url) => ObjectStoreUrl::parse(store_url(&url))?,
+        None => ObjectStoreUrl::local_filesystem(),
     };
-    Ok(RecordBatch::try_new_with_options(
-        Arc::clone(schema),
-        columns,
-        &datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n)),
-    )?)
+    let mut file_groups = Vec::with_capacity(groups.len());
+    for g in groups {
+        let files: Vec<PartitionedFile> =
+            g.iter().map(|f| Ok(PartitionedFile::new(f.path()?.to_string(), f.size))).collect::<Result<_>>()?;
+        file_groups.push(FileGroup::new(files));
+    }
+    let config = FileScanConfigBuilder::new(store, Arc::new(source)).with_file_groups(file_groups).build();
+    Ok(DataSourceExec::from_data_source(config))
 }
 
-impl ExecutionPlan for LineageScanExec {
-    fn name(&self) -> &str {
-        "LineageScanExec"
-    }
+/// The file scan config and lineage source of a plan node, if it is a lineage scan.
+pub fn as_lineage_scan(plan: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &LineageSource)> {
+    let exec = plan.downcast_ref::<DataSourceExec>()?;
+    let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
+    let source = config.file_source().downcast_ref::<LineageSource>()?;
+    Some((config, source))
+}
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
+/// The files of a scan's groups, as URIs with sizes.
+pub fn file_groups(config: &FileScanConfig) -> Vec<Vec<FileRef>> {
+    let root = store_root(&config.object_store_url);
+    config
+        .file_groups
+        .iter()
+        .map(|g| {
+            g.files()
+                .iter()
+                .map(|f| FileRef { uri: format!("{root}/{}", f.object_meta.location), size: f.object_meta.size })
+                .collect()
+        })
+        .collect()
+}
 
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![]
+impl FileSource for LineageSource {
+    fn create_file_opener(
+        &self,
+        store: Arc<dyn ObjectStore>,
+        base: &FileScanConfig,
+        _partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
+        Ok(Arc::new(LineageOpener {
+            source: self.clone(),
+            store,
+            root: store_root(&base.object_store_url),
+            schema: self.output_schema()?,
+        }))
     }
 
     fn apply_expressions(
@@ -167,43 +191,98 @@ impl ExecutionPlan for LineageScanExec {
         Ok(TreeNodeRecursion::Continue)
     }
 
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
     }
 
-    fn execute(&self, partition: usize, ctx: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        let Some(group) = self.groups.get(partition) else {
-            return exec_err!("LineageScanExec has no partition {partition}");
-        };
-        let files: Vec<FileRef> = group.iter().map(|&i| self.config.files[i].clone()).collect();
-        let opts = TokqOptions::from_config(ctx.session_config().options());
-        let skip_bad = match opts.on_bad_row.as_str() {
-            "fail" => false,
-            "skip" => true,
-            other => return exec_err!("tokq.on_bad_row must be 'fail' or 'skip', got '{other}'"),
-        };
-        let batch_size = ctx.session_config().batch_size();
-        let mut stores = Vec::with_capacity(files.len());
-        for f in &files {
-            stores.push(ctx.runtime_env().object_store(ObjectStoreUrl::parse(store_url(&f.url()?))?)?);
-        }
-        let format = self.config.format;
-        let file_schema = Arc::clone(&self.file_schema);
-        let schema = Arc::clone(&self.schema);
-        let projection = self.projection.clone();
-        let add = adds_lineage(&file_schema)?;
-        let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
-        let tx = builder.tx();
-        builder.spawn(async move {
-            for (file, store) in files.iter().zip(stores) {
-                let lineage = |fb: FileBatch| add_lineage(fb, &file.uri, add, projection.as_ref(), &schema);
-                let more = format.read_file(&store, file, &file_schema, batch_size, skip_bad, &tx, &lineage).await?;
-                if !more {
-                    break;
-                }
-            }
-            Ok(())
-        });
-        Ok(builder.build())
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        Arc::new(Self { batch_size, ..self.clone() })
     }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        self.projection.as_ref()
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        self.format.name()
+    }
+
+    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, ", lineage_location={}", self.location)
+    }
+
+    /// Row numbers need whole files read in order: never split a file into byte ranges.
+    fn supports_repartitioning(&self) -> bool {
+        false
+    }
+
+    /// Only plain column selections are taken, so the projection travels as indices.
+    fn try_pushdown_projection(&self, projection: &ProjectionExprs) -> Result<Option<Arc<dyn FileSource>>> {
+        let merged = match &self.projection {
+            Some(p) => p.try_merge(projection)?,
+            None => projection.clone(),
+        };
+        let full = self.table_schema.table_schema();
+        let plain = merged.iter().all(|e| {
+            e.expr.downcast_ref::<Column>().is_some_and(|c| full.field(c.index()).name() == &e.alias)
+        });
+        if !plain {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(Self { projection: Some(merged), ..self.clone() })))
+    }
+}
+
+struct LineageOpener {
+    source: LineageSource,
+    store: Arc<dyn ObjectStore>,
+    root: String,
+    schema: SchemaRef,
+}
+
+impl FileOpener for LineageOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let file = FileRef { uri: format!("{}/{}", self.root, file.object_meta.location), size: file.object_meta.size };
+        let (source, store, schema) = (self.source.clone(), Arc::clone(&self.store), Arc::clone(&self.schema));
+        Ok(Box::pin(async move {
+            let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
+            let tx = builder.tx();
+            builder.spawn(async move {
+                let add = adds_lineage(&source.file_schema)?;
+                let finish = |fb: FileBatch| add_lineage(fb, &file.uri, add, source.projection.as_ref(), &schema);
+                let file_schema = Arc::clone(&source.file_schema);
+                source.format.read_file(&store, &file, &file_schema, source.batch_size, source.skip_bad, &tx, &finish).await?;
+                Ok(())
+            });
+            Ok(builder.build().boxed())
+        }))
+    }
+}
+
+fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&ProjectionExprs>, schema: &SchemaRef) -> Result<RecordBatch> {
+    let n = fb.batch.num_rows();
+    let mut columns: Vec<ArrayRef> = fb.batch.columns().to_vec();
+    if add {
+        columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(uri, n))));
+        columns.push(Arc::new(Int64Array::from(fb.rows)));
+    }
+    let columns = match projection {
+        Some(p) => p.column_indices().into_iter().map(|i| Arc::clone(&columns[i])).collect(),
+        None => columns,
+    };
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(schema),
+        columns,
+        &datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n)),
+    )?)
+}
+
+/// `file://` or `s3://bucket`: the prefix that a store-relative path is appended to after a '/'.
+fn store_root(url: &ObjectStoreUrl) -> String {
+    let s = url.as_str();
+    s.strip_suffix('/').unwrap_or(s).to_string()
 }

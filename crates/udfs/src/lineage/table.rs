@@ -5,12 +5,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::Result;
+use datafusion::common::{plan_err, Result};
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::scan::{with_lineage, LineageScanExec, ScanConfig};
+use super::scan::{scan_plan, with_lineage, LineageSource, ScanConfig};
+use crate::options::TokqOptions;
 
 #[derive(Debug)]
 pub struct LineageTable {
@@ -51,12 +52,12 @@ impl TableProvider for LineageTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let partitions = state.config().target_partitions();
-        Ok(Arc::new(LineageScanExec::plan(
-            self.config.clone(),
-            Arc::clone(&self.file_schema),
-            projection.cloned(),
-            partitions,
-        )?))
+        let skip_bad = match TokqOptions::from_config(state.config().options()).on_bad_row.as_str() {
+            "fail" => false,
+            "skip" => true,
+            other => return plan_err!("tokq.on_bad_row must be 'fail' or 'skip', got '{other}'"),
+        };
+        let source = LineageSource::try_new(self.config.format, self.config.location.clone(), Arc::clone(&self.file_schema), skip_bad)?;
+        scan_plan(&self.config, source, projection.cloned(), state.config().target_partitions())
     }
 }
