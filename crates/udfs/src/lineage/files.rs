@@ -148,7 +148,7 @@ mod tests {
 
         let folder = list(store.clone(), root).await.unwrap();
         let names: Vec<_> = folder.iter().map(|f| f.uri.rsplit('/').next().unwrap()).collect();
-        assert_eq!(names, vec!["a.jsonl", "b.jsonl", "c.txt"]);
+        assert_eq!(names, vec!["a.jsonl", "c.txt", "b.jsonl"], "sorted by full path, hidden files skipped");
 
         let glob = list(store.clone(), &format!("{root}/*.jsonl")).await.unwrap();
         assert_eq!(glob.len(), 1);
