@@ -79,8 +79,30 @@ pub fn to_url(location: &str) -> Result<Url> {
     }
     let path = std::path::absolute(location)
         .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
-    Url::from_file_path(&path)
+    // Object-store paths reject `..`, so resolve it lexically as a shell user expects.
+    let mut clean = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    Url::from_file_path(&clean)
         .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn relative_paths_resolve_dot_dot() {
+        let cwd = std::env::current_dir().unwrap();
+        let url = super::to_url("../x/./y.jsonl").unwrap();
+        let want = cwd.parent().unwrap().join("x/y.jsonl");
+        assert_eq!(url.to_file_path().unwrap(), want);
+    }
 }
 
 /// Reads a whole small object (a tokenizer file), local or remote.

@@ -44,32 +44,27 @@ fn is_hidden(path: &Path) -> bool {
 /// which keeps tokq's own `_tokq_manifest.json` and staging files out of inputs.
 pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<FileRef>> {
     let io = |cause: String| TokqError::Io { uri: location.to_string(), cause };
-    let glob_at = location.find(['*', '?', '[', '{']);
-    let literal = &location[..glob_at.unwrap_or(location.len())];
-    let url = to_url(literal)?;
+    let url = to_url(location)?;
     let root = store_url(&url);
-    let prefix_text = url.path().to_string();
+    let full = Path::from_url_path(url.path()).map_err(|e| io(e.to_string()))?;
+    let full_text = full.as_ref();
+    let glob_at = full_text.find(['*', '?', '[', '{']);
     let mut files = Vec::new();
     let make = |path: &Path, size: u64| FileRef { uri: format!("{root}/{path}"), size };
 
     if glob_at.is_none() {
-        let path = Path::from_url_path(&prefix_text).map_err(|e| io(e.to_string()))?;
-        if let Ok(meta) = store.head(&path).await {
+        if let Ok(meta) = store.head(&full).await {
             return Ok(vec![make(&meta.location, meta.size)]);
         }
     }
     // List from the last '/' before any glob character.
-    let dir = match glob_at {
-        Some(_) => prefix_text.rsplit_once('/').map(|(d, _)| d).unwrap_or(""),
-        None => prefix_text.as_str(),
+    let dir_path = match glob_at {
+        Some(at) => Path::from(full_text[..at].rsplit_once('/').map(|(d, _)| d).unwrap_or("")),
+        None => full.clone(),
     };
-    let dir_path = Path::from_url_path(dir).map_err(|e| io(e.to_string()))?;
     let matcher = match glob_at {
-        Some(at) => {
-            let pattern_url = to_url(&format!("{literal}{}", &location[at..]))
-                .unwrap_or(url.clone());
-            let pattern = Path::from_url_path(pattern_url.path()).map_err(|e| io(e.to_string()))?;
-            let glob = GlobBuilder::new(pattern.as_ref())
+        Some(_) => {
+            let glob = GlobBuilder::new(full_text)
                 .literal_separator(true)
                 .build()
                 .map_err(|e| io(format!("bad glob: {e}")))?;
