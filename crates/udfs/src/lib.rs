@@ -22,8 +22,8 @@ pub use options::TokqOptions;
 /// Every tokq scalar function.
 pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     vec![
-        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::default())),
-        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::TokenCount::default())),
+        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::ids())),
+        Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::count())),
     ]
 }
 

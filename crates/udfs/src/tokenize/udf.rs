@@ -37,20 +37,30 @@ fn setup(function: &str, args: &ScalarFunctionArgs) -> Result<(Arc<Tokenizer>, E
     Ok((tokenizer, opts, chunk_bytes))
 }
 
+/// `tokenize` (ids) and `token_count` (their number): one implementation, two outputs.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Tokenize {
     signature: Signature,
+    count_only: bool,
 }
 
-impl Default for Tokenize {
-    fn default() -> Self {
-        Self { signature: signature() }
+impl Tokenize {
+    pub fn ids() -> Self {
+        Self { signature: signature(), count_only: false }
+    }
+
+    pub fn count() -> Self {
+        Self { signature: signature(), count_only: true }
     }
 }
 
 impl ScalarUDFImpl for Tokenize {
     fn name(&self) -> &str {
-        "tokenize"
+        if self.count_only {
+            "token_count"
+        } else {
+            "tokenize"
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -58,25 +68,36 @@ impl ScalarUDFImpl for Tokenize {
     }
 
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(ids_type())
+        Ok(if self.count_only { DataType::Int64 } else { ids_type() })
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (tok, opts, chunk_bytes) = setup("tokenize", &args)?;
+        let name = self.name();
+        let (tok, opts, chunk_bytes) = setup(name, &args)?;
         let texts = text_array(&args.args[0], args.number_rows)?;
         let mut offsets: Vec<i32> = Vec::with_capacity(texts.len() + 1);
         offsets.push(0);
         let mut ids: Vec<u32> = Vec::new();
-        for_each_str("tokenize", &texts, |text| {
+        let mut counts: Vec<Option<i64>> = Vec::new();
+        for_each_str(name, &texts, |text| {
+            let start = ids.len();
             if let Some(text) = text {
                 tok.encode_into(text, &opts, chunk_bytes, &mut ids)?;
             }
+            if self.count_only {
+                counts.push(text.map(|_| (ids.len() - start) as i64));
+                ids.clear();
+                return Ok(());
+            }
             let Ok(end) = i32::try_from(ids.len()) else {
-                return exec_err!("tokenize: a batch produced over 2^31 tokens; lower datafusion.execution.batch_size");
+                return exec_err!("{name}: a batch produced over 2^31 tokens; lower datafusion.execution.batch_size");
             };
             offsets.push(end);
             Ok(())
         })?;
+        if self.count_only {
+            return Ok(ColumnarValue::Array(Arc::new(Int64Array::from(counts))));
+        }
         let field = Arc::new(Field::new_list_field(DataType::UInt32, false));
         let list = ListArray::try_new(
             field,
@@ -88,46 +109,46 @@ impl ScalarUDFImpl for Tokenize {
     }
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct TokenCount {
-    signature: Signature,
-}
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{Int64Type, UInt64Type};
+    use datafusion::prelude::SessionContext;
 
-impl Default for TokenCount {
-    fn default() -> Self {
-        Self { signature: signature() }
-    }
-}
-
-impl ScalarUDFImpl for TokenCount {
-    fn name(&self) -> &str {
-        "token_count"
+    async fn one_row(sql: &str) -> datafusion::arrow::array::RecordBatch {
+        let ctx = SessionContext::new();
+        crate::register_all(&ctx);
+        ctx.sql(sql).await.unwrap().collect().await.unwrap().remove(0)
     }
 
-    fn signature(&self) -> &Signature {
-        &self.signature
+    #[tokio::test]
+    async fn token_count_equals_the_length_of_tokenize() {
+        let b = one_row(
+            "SELECT token_count(t, 'tiktoken:cl100k_base', 'eos=<|endoftext|>') AS n, \
+                    cardinality(tokenize(t, 'tiktoken:cl100k_base', 'eos=<|endoftext|>')) AS m, \
+                    token_count(NULL, 'tiktoken:cl100k_base') AS z \
+             FROM (VALUES ('hello world'), ('')) AS v(t)",
+        )
+        .await;
+        let n = b.column(0).as_primitive::<Int64Type>();
+        let m = b.column(1).as_primitive::<UInt64Type>();
+        assert_eq!((n.value(0), n.value(1)), (3, 1));
+        assert_eq!((m.value(0), m.value(1)), (3, 1));
+        assert!(b.column(2).is_null(0));
     }
 
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (tok, opts, chunk_bytes) = setup("token_count", &args)?;
-        let texts = text_array(&args.args[0], args.number_rows)?;
-        let mut counts = Vec::with_capacity(texts.len());
-        let mut scratch = Vec::new();
-        for_each_str("token_count", &texts, |text| {
-            counts.push(match text {
-                Some(text) => {
-                    scratch.clear();
-                    tok.encode_into(text, &opts, chunk_bytes, &mut scratch)?;
-                    Some(scratch.len() as i64)
-                }
-                None => None,
-            });
-            Ok(())
-        })?;
-        Ok(ColumnarValue::Array(Arc::new(Int64Array::from(counts))))
+    #[tokio::test]
+    async fn spec_must_be_a_constant() {
+        let ctx = SessionContext::new();
+        crate::register_all(&ctx);
+        let err = ctx
+            .sql("SELECT tokenize(t, t) FROM (VALUES ('a')) AS v(t)")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("'spec' must be a constant"), "{err}");
     }
 }
