@@ -5,5 +5,7 @@ mod common;
 mod lineage;
 mod quickstart;
 mod shared_tokenizers;
+mod s3;
+mod statements;
 #[cfg(feature = "cluster")]
 mod cluster;

@@ -40,12 +40,6 @@ pub struct ScanConfig {
     pub files: Vec<FileRef>,
 }
 
-impl ScanConfig {
-    pub fn total_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
-    }
-}
-
 /// Whether a scan adds lineage columns. Input that already carries both (tokq's own output)
 /// keeps them, so lineage keeps pointing at the raw source through every stage.
 pub fn adds_lineage(file_schema: &Schema) -> Result<bool> {

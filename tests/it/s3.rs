@@ -1,0 +1,85 @@
+//! Inputs, a tokenizer file and the output on an S3-compatible server. `.ci/run` starts moto on
+//! 127.0.0.1, creates the bucket and sets `TOKQ_TEST_S3_ENDPOINT`; elsewhere the test is skipped.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::common::*;
+
+const BUCKET: &str = "tokq-test";
+
+fn endpoint() -> Option<String> {
+    let e = std::env::var("TOKQ_TEST_S3_ENDPOINT").ok();
+    if e.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must start an S3 server (TOKQ_TEST_S3_ENDPOINT)");
+        eprintln!("skipped: TOKQ_TEST_S3_ENDPOINT not set");
+    }
+    e
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quickstart_from_and_to_s3_equals_the_local_run() {
+    let (Some(endpoint), Some(tok)) = (endpoint(), shared("tokenizers/gpt2/tokenizer.json")) else { return };
+    let store: Arc<dyn ObjectStore> = Arc::new(
+        AmazonS3Builder::new()
+            .with_bucket_name(BUCKET)
+            .with_endpoint(&endpoint)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_access_key_id("test")
+            .with_secret_access_key("test")
+            .build()
+            .unwrap(),
+    );
+    let root = repo_root();
+    for (local, key) in [
+        (root.join("queries/data/sample.jsonl"), "in/sample.jsonl"),
+        (root.join("queries/data/sample-extra.jsonl.gz"), "in/sample-extra.jsonl.gz"),
+        (tok.clone(), "tok/gpt2.json"),
+    ] {
+        store.put(&Path::from(key), PutPayload::from(std::fs::read(local).unwrap())).await.unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(["run", "queries/quickstart.sql", "--quiet"])
+        .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
+        .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
+        .args(["--set", &format!("output=s3://{BUCKET}/out/")])
+        .env("AWS_ENDPOINT", &endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| 200 "));
+
+    // Fetch the output and compare with a local run of the same tokenizer file.
+    let remote = tmp.path().join("remote");
+    std::fs::create_dir_all(&remote).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&store.get(&Path::from("out/_tokq_manifest.json")).await.unwrap().bytes().await.unwrap()).unwrap();
+    for f in manifest["files"].as_array().unwrap() {
+        let name = f["path"].as_str().unwrap();
+        let bytes = store.get(&Path::from(format!("out/{name}"))).await.unwrap().bytes().await.unwrap();
+        std::fs::write(remote.join(name), bytes).unwrap();
+    }
+    let local = tmp.path().join("local");
+    tokq_ok(&[
+        "run", "queries/quickstart.sql", "--quiet",
+        "--set", &format!("tokenizer={}", tok.display()),
+        "--set", &format!("output={}/", local.display()),
+    ]);
+    let strip = |rows: Vec<(String, String, i64, Vec<u32>)>| -> Vec<(String, String, i64, Vec<u32>)> {
+        rows.into_iter().map(|(d, s, r, ids)| (d, s.rsplit('/').next().unwrap().to_string(), r, ids)).collect()
+    };
+    let remote_rows = rows(&read_output(&remote).batch);
+    assert!(remote_rows.iter().all(|r| r.1.starts_with(&format!("s3://{BUCKET}/in/"))), "{:?}", remote_rows[0].1);
+    assert_eq!(strip(remote_rows), strip(rows(&read_output(&local).batch)));
+}
