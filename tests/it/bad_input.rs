@@ -92,3 +92,12 @@ fn unknown_parameter_and_missing_recipe_are_one_clear_line() {
     let err = tokq_err(&["run", "/nonexistent/recipe.sql"]);
     assert!(err.contains("cannot read recipe"), "{err}");
 }
+
+#[test]
+fn pathological_document_is_an_error_not_a_panic() {
+    let d = tempfile::tempdir().unwrap();
+    let text = " ".repeat(1_000_000) + "x";
+    let f = write(d.path(), "p.jsonl", format!("{{\"id\":\"a\",\"text\":\"{text}\"}}\n"));
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    assert!(err.contains("tokenizer 'tiktoken:cl100k_base': the split regex gave up on a 1000001-byte document"), "{err}");
+}

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod codec;
 pub mod error;
+pub mod guard;
 pub mod lineage;
 pub mod options;
 pub mod store;

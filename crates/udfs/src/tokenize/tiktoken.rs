@@ -59,10 +59,19 @@ impl Tiktoken {
 impl Encode for Tiktoken {
     fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         // encode_ordinary: text that looks like a special token stays text, as in tiktoken.
-        Ok(if self.nfc {
-            self.bpe.encode_ordinary(&text.nfc().collect::<String>())
-        } else {
-            self.bpe.encode_ordinary(text)
+        let encode = || {
+            if self.nfc {
+                self.bpe.encode_ordinary(&text.nfc().collect::<String>())
+            } else {
+                self.bpe.encode_ordinary(text)
+            }
+        };
+        crate::guard::quietly(encode).map_err(|cause| {
+            format!(
+                "the split regex gave up on a {}-byte document ({cause}); it has a run of repeated \
+                 characters too long for the regex engine: clean or filter such documents first",
+                text.len()
+            )
         })
     }
 
