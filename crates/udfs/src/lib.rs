@@ -1,4 +1,4 @@
-//! tokq's functions for DataFusion: tokenizers, lineage readers, and the one place that
+//! tokq's functions for DataFusion: tokenizers, the global shuffle key, lineage readers, and the one place that
 //! registers them all ([`register_all`]), used by every role (local run, scheduler, executor,
 //! cluster client).
 
@@ -8,6 +8,7 @@ pub mod error;
 pub mod guard;
 pub mod lineage;
 pub mod options;
+pub mod shuffle;
 pub mod store;
 pub mod tokenize;
 
@@ -25,6 +26,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     vec![
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::ids())),
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::count())),
+        Arc::new(ScalarUDF::new_from_impl(shuffle::udf::ShuffleKey::default())),
     ]
 }
 
