@@ -14,11 +14,11 @@ use ballista_executor::executor_process::{start_executor_process, ExecutorProces
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
-use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_udfs::codec::{TokqLogicalCodec, TokqPhysicalCodec};
 
-use crate::session::{local_context, runtime, with_tokq};
+use crate::session::{base_state, local_context, runtime, with_tokq};
 
 fn logical_codec() -> Arc<TokqLogicalCodec> {
     Arc::new(TokqLogicalCodec::new(Arc::new(BallistaLogicalExtensionCodec::default())))
@@ -98,12 +98,7 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
 
 /// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from [`cluster_config`].
 pub async fn remote_context(url: &str, config: SessionConfig) -> anyhow::Result<SessionContext> {
-    let state = SessionStateBuilder::new()
-        .with_config(config)
-        .with_runtime_env(runtime()?)
-        .with_default_features()
-        .build();
-    let ctx = SessionContext::remote_with_state(url, state)
+    let ctx = SessionContext::remote_with_state(url, base_state(config)?)
         .await
         .with_context(|| format!("cannot connect to the scheduler at {url}"))?;
     // Ballista's upgrade replaces the function list, so tokq's functions are added afterwards.

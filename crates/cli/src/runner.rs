@@ -8,7 +8,7 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::empty::EmptyTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
-use datafusion::physical_plan::{displayable, ExecutionPlan};
+use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
@@ -143,10 +143,9 @@ impl Runner<'_> {
                 outputs.push(OutputStats { target: target.location, files: m.files.len(), rows: m.rows, tokens: m.tokens, bytes: m.bytes });
             }
             Kind::Query => {
-                let df = self.ctx.sql(&stmt.sql).await?;
-                let plan = df.clone().create_physical_plan().await?;
+                let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
-                let batches = df.collect().await;
+                let batches = collect(plan, self.ctx.task_ctx()).await;
                 bar.finish();
                 println!("{}", pretty_format_batches(&batches?)?);
             }

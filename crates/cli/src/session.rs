@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use datafusion::error::Result;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
-use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_udfs::store::TokqObjectStoreRegistry;
 use tokq_udfs::TokqOptions;
@@ -22,14 +22,14 @@ pub fn runtime() -> Result<Arc<RuntimeEnv>> {
     RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(TokqObjectStoreRegistry::new())).build_arc()
 }
 
+/// DataFusion's default state on tokq's object stores, before any tokq function is added.
+pub fn base_state(config: SessionConfig) -> Result<SessionState> {
+    Ok(SessionStateBuilder::new().with_config(config).with_runtime_env(runtime()?).with_default_features().build())
+}
+
 /// A local (single-process) context with every tokq function registered.
 pub fn local_context(config: SessionConfig) -> Result<SessionContext> {
-    let state = SessionStateBuilder::new()
-        .with_config(with_tokq(config))
-        .with_runtime_env(runtime()?)
-        .with_default_features()
-        .build();
-    let ctx = SessionContext::new_with_state(state);
+    let ctx = SessionContext::new_with_state(base_state(with_tokq(config))?);
     tokq_udfs::register_all(&ctx);
     Ok(ctx)
 }

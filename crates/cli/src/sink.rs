@@ -12,7 +12,6 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
@@ -147,7 +146,7 @@ pub struct Written {
 
 fn store_and_dir(ctx: &SessionContext, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let url = tokq_udfs::store::to_url(location)?;
-    let store = ctx.runtime_env().object_store(ObjectStoreUrl::parse(tokq_udfs::lineage::files::store_url(&url))?)?;
+    let store = ctx.runtime_env().object_store(tokq_udfs::store::object_store_url(&url)?)?;
     let dir = Path::from_url_path(url.path()).map_err(|e| DataFusionError::External(Box::new(e)))?;
     Ok((store, dir))
 }

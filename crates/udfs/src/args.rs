@@ -29,12 +29,3 @@ pub fn for_each_str(
         other => exec_err!("{function}: expected a string column, got {other}"),
     }
 }
-
-/// The first argument as an array, expanding a scalar to `rows` rows.
-pub fn text_array(arg: &ColumnarValue, rows: usize) -> Result<ArrayRef> {
-    arg.to_array(rows)
-}
-
-pub fn nulls_of(array: &ArrayRef) -> Option<datafusion::arrow::buffer::NullBuffer> {
-    array.logical_nulls()
-}

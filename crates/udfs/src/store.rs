@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use datafusion::error::Result as DfResult;
-use datafusion::execution::object_store::ObjectStoreRegistry;
+use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -19,8 +19,15 @@ pub struct TokqObjectStoreRegistry {
     stores: RwLock<HashMap<String, Arc<dyn ObjectStore>>>,
 }
 
-fn key(url: &Url) -> String {
+/// The store-root of a location (`file://`, `s3://bucket`): the registry key, and the prefix a
+/// store-relative path is appended to after a '/'.
+pub fn store_url(url: &Url) -> String {
     format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""))
+}
+
+/// The DataFusion object-store URL of a location's store.
+pub fn object_store_url(url: &Url) -> DfResult<ObjectStoreUrl> {
+    ObjectStoreUrl::parse(store_url(url))
 }
 
 impl TokqObjectStoreRegistry {
@@ -31,11 +38,11 @@ impl TokqObjectStoreRegistry {
 
 impl ObjectStoreRegistry for TokqObjectStoreRegistry {
     fn register_store(&self, url: &Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
-        self.stores.write().unwrap_or_else(|p| p.into_inner()).insert(key(url), store)
+        self.stores.write().unwrap_or_else(|p| p.into_inner()).insert(store_url(url), store)
     }
 
     fn get_store(&self, url: &Url) -> DfResult<Arc<dyn ObjectStore>> {
-        let k = key(url);
+        let k = store_url(url);
         if let Some(s) = self.stores.read().unwrap_or_else(|p| p.into_inner()).get(&k) {
             return Ok(Arc::clone(s));
         }

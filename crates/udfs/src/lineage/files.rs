@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Result, TokqError};
-use crate::store::to_url;
+use crate::store::{store_url, to_url};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileRef {
@@ -29,11 +29,6 @@ impl FileRef {
         Path::from_url_path(url.path())
             .map_err(|e| TokqError::Io { uri: self.uri.clone(), cause: e.to_string() })
     }
-}
-
-/// The store-root URL of a location (`file:///`, `s3://bucket`).
-pub fn store_url(url: &Url) -> String {
-    format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""))
 }
 
 fn is_hidden(path: &Path) -> bool {

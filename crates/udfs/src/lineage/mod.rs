@@ -13,10 +13,9 @@ use std::sync::Arc;
 
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result, ScalarValue};
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
 
-use crate::store::{block_on, to_url};
+use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
 use table::LineageTable;
@@ -72,7 +71,7 @@ impl TableFunctionImpl for ReadFiles {
         let location = literal_str(self.name, first)?;
         let format = (self.format)(exprs)?;
         let url = to_url(&location)?;
-        let store = args.session().runtime_env().object_store(ObjectStoreUrl::parse(files::store_url(&url))?)?;
+        let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;
         let listed: crate::error::Result<_> = block_on(async {
             let files = files::list(Arc::clone(&store), &location).await?;
             let schema = format.infer_schema(&store, &files).await?;

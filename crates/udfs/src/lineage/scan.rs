@@ -26,7 +26,8 @@ use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use serde::{Deserialize, Serialize};
 
-use super::files::{assign, store_url, FileRef};
+use super::files::{assign, FileRef};
+use crate::store::{object_store_url, store_url};
 use super::format::{FileBatch, Format};
 
 pub const SOURCE_COLUMN: &str = "_source";
@@ -127,7 +128,7 @@ pub fn scan_plan(config: &ScanConfig, source: LineageSource, projection: Option<
 pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn ExecutionPlan>> {
     let first = groups.iter().flatten().next().map(|f| f.url()).transpose()?;
     let store = match first {
-        Some(url) => ObjectStoreUrl::parse(store_url(&url))?,
+        Some(url) => object_store_url(&url)?,
         None => ObjectStoreUrl::local_filesystem(),
     };
     let mut file_groups = Vec::with_capacity(groups.len());
@@ -150,7 +151,7 @@ pub fn as_lineage_scan(plan: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &Li
 
 /// The files of a scan's groups, as URIs with sizes.
 pub fn file_groups(config: &FileScanConfig) -> Vec<Vec<FileRef>> {
-    let root = store_root(&config.object_store_url);
+    let root = store_url(config.object_store_url.as_ref());
     config
         .file_groups
         .iter()
@@ -173,7 +174,7 @@ impl FileSource for LineageSource {
         Ok(Arc::new(LineageOpener {
             source: self.clone(),
             store,
-            root: store_root(&base.object_store_url),
+            root: store_url(base.object_store_url.as_ref()),
             schema: self.output_schema()?,
         }))
     }
@@ -273,10 +274,4 @@ fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&Projecti
         columns,
         &datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n)),
     )?)
-}
-
-/// `file://` or `s3://bucket`: the prefix that a store-relative path is appended to after a '/'.
-fn store_root(url: &ObjectStoreUrl) -> String {
-    let s = url.as_str();
-    s.strip_suffix('/').unwrap_or(s).to_string()
 }

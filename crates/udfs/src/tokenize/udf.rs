@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Int64Array, ListArray, UInt32Array};
+use datafusion::arrow::array::{Array, Int64Array, ListArray, UInt32Array};
 use datafusion::arrow::buffer::{OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::{exec_err, Result};
@@ -14,7 +14,7 @@ use datafusion::logical_expr::{
 };
 
 use super::{cached, EncodeOptions, Tokenizer};
-use crate::args::{const_str, for_each_str, nulls_of, text_array};
+use crate::args::{const_str, for_each_str};
 use crate::options::TokqOptions;
 
 fn signature() -> Signature {
@@ -74,7 +74,7 @@ impl ScalarUDFImpl for Tokenize {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let name = self.name();
         let (tok, opts, chunk_bytes) = setup(name, &args)?;
-        let texts = text_array(&args.args[0], args.number_rows)?;
+        let texts = args.args[0].to_array(args.number_rows)?;
         let mut offsets: Vec<i32> = Vec::with_capacity(texts.len() + 1);
         offsets.push(0);
         let mut ids: Vec<u32> = Vec::new();
@@ -103,7 +103,7 @@ impl ScalarUDFImpl for Tokenize {
             field,
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             Arc::new(UInt32Array::from(ids)),
-            nulls_of(&texts),
+            texts.logical_nulls(),
         )?;
         Ok(ColumnarValue::Array(Arc::new(list)))
     }
