@@ -2,6 +2,7 @@
 //! every file it lists is complete.
 
 use serde::{Deserialize, Serialize};
+use tokq_udfs::pack::PackOptions;
 
 pub const MANIFEST_NAME: &str = "_tokq_manifest.json";
 pub const FORMAT_VERSION: u32 = 1;
@@ -18,6 +19,8 @@ pub struct FileRecord {
     pub path: String,
     pub rows: u64,
     pub tokens: u64,
+    /// Padding ids in `input_ids` (padded rows), not counted in `tokens`.
+    pub padding_tokens: u64,
     pub bytes: u64,
     pub sha256: String,
 }
@@ -31,6 +34,9 @@ pub struct Manifest {
     pub compression: String,
     pub rows: u64,
     pub tokens: u64,
+    pub padding_tokens: u64,
+    /// `pack_tokens` options when the rows are packed.
+    pub packing: Option<PackOptions>,
     pub bytes: u64,
     pub files: Vec<FileRecord>,
 }

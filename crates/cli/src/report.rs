@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokq_udfs::lineage::progress;
+use tokq_udfs::pack::PackCounts;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OutputStats {
@@ -13,6 +14,7 @@ pub struct OutputStats {
     pub files: usize,
     pub rows: u64,
     pub tokens: u64,
+    pub padding_tokens: u64,
     pub bytes: u64,
 }
 
@@ -25,6 +27,8 @@ pub struct RunStats {
     pub bytes_read: u64,
     pub bad_rows_skipped: u64,
     pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
+    /// Packing counts, when this process packed rows.
+    pub packing: Option<PackCounts>,
     pub outputs: Vec<OutputStats>,
 }
 
@@ -88,7 +92,19 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
     for (uri, c) in &stats.sources {
         eprintln!("  {uri}: {} rows{}", c.rows, if c.bad_rows > 0 { format!(", {} bad rows skipped", c.bad_rows) } else { String::new() });
     }
+    if let Some(p) = &stats.packing {
+        eprintln!(
+            "tokq: packed {} documents ({} empty ones skipped) into {} rows: {} tokens; {} tail tokens dropped, {} padding tokens",
+            p.docs, p.empty_docs, p.rows, p.tokens, p.dropped_tokens, p.padding_tokens
+        );
+    }
     for o in &stats.outputs {
-        eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
+        let padding = if o.padding_tokens > 0 {
+            let pct = 100.0 * o.padding_tokens as f64 / (o.tokens + o.padding_tokens) as f64;
+            format!(" + {} padding ({pct:.1}% of input_ids)", o.padding_tokens)
+        } else {
+            String::new()
+        };
+        eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens{padding}, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
     }
 }

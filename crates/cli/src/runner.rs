@@ -13,6 +13,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
 use tokq_udfs::lineage::progress;
+use tokq_udfs::pack;
 use tokq_udfs::TokqError;
 use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups};
 
@@ -107,6 +108,7 @@ impl Runner<'_> {
     pub async fn run(&self) -> Result<RunStats, StatementError> {
         let started = Instant::now();
         progress::reset();
+        pack::stats::reset();
         let mut outputs = Vec::new();
         for stmt in &self.recipe.statements {
             self.run_one(stmt, &mut outputs).await.map_err(|e| self.wrap(stmt, e))?;
@@ -120,6 +122,7 @@ impl Runner<'_> {
             bytes_read: snap.bytes_read,
             bad_rows_skipped: snap.bad_rows,
             sources: snap.per_source,
+            packing: Some(pack::stats::snapshot()).filter(|p| p.docs > 0),
             outputs,
         })
     }
@@ -134,13 +137,20 @@ impl Runner<'_> {
                 }
                 let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
                 let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
-                let tokenizers = sink::tokenizers_in(df.logical_plan())?;
+                let facts = sink::plan_facts(df.logical_plan())?;
                 let plan = df.create_physical_plan().await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
-                let written = sink::write(self.ctx, plan, &target, tokenizers, &self.recipe.sha256()).await;
+                let written = sink::write(self.ctx, plan, &target, &facts, &self.recipe.sha256()).await;
                 bar.finish();
                 let m = written?.manifest;
-                outputs.push(OutputStats { target: target.location, files: m.files.len(), rows: m.rows, tokens: m.tokens, bytes: m.bytes });
+                outputs.push(OutputStats {
+                    target: target.location,
+                    files: m.files.len(),
+                    rows: m.rows,
+                    tokens: m.tokens,
+                    padding_tokens: m.padding_tokens,
+                    bytes: m.bytes,
+                });
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;

@@ -22,9 +22,14 @@ pub fn runtime() -> Result<Arc<RuntimeEnv>> {
     RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(TokqObjectStoreRegistry::new())).build_arc()
 }
 
-/// DataFusion's default state on tokq's object stores, before any tokq function is added.
+/// DataFusion's default state on tokq's object stores and optimizer rules, before any tokq
+/// function is added.
 pub fn base_state(config: SessionConfig) -> Result<SessionState> {
-    Ok(SessionStateBuilder::new().with_config(config).with_runtime_env(runtime()?).with_default_features().build())
+    let mut builder = SessionStateBuilder::new().with_config(config).with_runtime_env(runtime()?).with_default_features();
+    for rule in tokq_udfs::physical_optimizer_rules() {
+        builder = builder.with_physical_optimizer_rule(rule);
+    }
+    Ok(builder.build())
 }
 
 /// A local (single-process) context with every tokq function registered.

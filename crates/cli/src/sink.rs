@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch};
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch, UInt8Array};
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
+use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
@@ -25,6 +25,9 @@ use object_store::buffered::BufWriter;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use sha2::{Digest, Sha256};
+
+use tokq_udfs::pack::table::PackTable;
+use tokq_udfs::pack::PackOptions;
 
 use crate::manifest::{FileRecord, Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
 
@@ -77,10 +80,24 @@ impl ParquetTarget {
     }
 }
 
-/// Tokenizer specs used by `tokenize` / `token_count` anywhere in a plan, with file hashes.
-pub fn tokenizers_in(plan: &LogicalPlan) -> Result<Vec<TokenizerRecord>> {
-    let mut specs = BTreeMap::new();
+/// What the footer records about how a plan made its rows.
+#[derive(Debug, Default)]
+pub struct PlanFacts {
+    /// Tokenizer specs used by `tokenize` / `token_count` anywhere in the plan, with file hashes.
+    pub tokenizers: Vec<TokenizerRecord>,
+    /// The options of `pack_tokens`, when the rows are packed.
+    pub packing: Option<PackOptions>,
+}
+
+/// Walks a plan and the inputs of the packing tables it scans.
+fn walk(plan: &LogicalPlan, specs: &mut BTreeMap<String, ()>, packing: &mut Option<PackOptions>) -> Result<()> {
     plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            if let Some(pack) = source_as_provider(&scan.source).ok().as_deref().and_then(|p| p.downcast_ref::<PackTable>()) {
+                *packing = Some(pack.options().clone());
+                walk(pack.input(), specs, packing)?;
+            }
+        }
         node.apply_expressions(|e| {
             e.apply(|e| {
                 if let Expr::ScalarFunction(f) = e {
@@ -96,13 +113,20 @@ pub fn tokenizers_in(plan: &LogicalPlan) -> Result<Vec<TokenizerRecord>> {
             })
         })
     })?;
-    specs
+    Ok(())
+}
+
+pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
+    let (mut specs, mut packing) = (BTreeMap::new(), None);
+    walk(plan, &mut specs, &mut packing)?;
+    let tokenizers = specs
         .into_keys()
         .map(|spec| {
             let t = tokq_udfs::tokenize::cached(&spec)?;
             Ok(TokenizerRecord { spec, sha256: t.sha256.clone() })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok(PlanFacts { tokenizers, packing })
 }
 
 /// Counts bytes and hashes them on their way to the object store.
@@ -124,20 +148,22 @@ impl AsyncFileWriter for HashingWriter {
     }
 }
 
-/// Tokens in a batch: the lengths of `input_ids`, else the sum of `n_tokens`.
-fn tokens_in(batch: &RecordBatch) -> u64 {
-    if let Some(ids) = batch.column_by_name("input_ids").and_then(|c| c.as_any().downcast_ref::<ListArray>()) {
+/// (tokens, padding) in a batch. Tokens are the ones of `attention_mask`, else the sum of
+/// `n_tokens`, else the lengths of `input_ids`; padding is what else `input_ids` holds.
+fn tokens_in(batch: &RecordBatch) -> (u64, u64) {
+    let slots = batch.column_by_name("input_ids").and_then(|c| c.as_any().downcast_ref::<ListArray>()).map(|ids| {
         let o = ids.value_offsets();
-        return (o[o.len() - 1] - o[0]) as u64;
-    }
-    match batch.column_by_name("n_tokens") {
-        Some(c) if c.data_type() == &DataType::Int64 => c
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .map(|a| a.iter().flatten().map(|n| n.max(0) as u64).sum())
-            .unwrap_or(0),
-        _ => 0,
-    }
+        (o[o.len() - 1] - o[0]) as u64
+    });
+    let mask = batch.column_by_name("attention_mask").and_then(|c| c.as_any().downcast_ref::<ListArray>()).map(|m| {
+        let ones = m.values().as_any().downcast_ref::<UInt8Array>().map(|v| v.values().iter().map(|&x| u64::from(x)).sum());
+        ones.unwrap_or(0)
+    });
+    let counted = batch.column_by_name("n_tokens").and_then(|c| c.as_any().downcast_ref::<Int64Array>()).map(|a| {
+        a.iter().flatten().map(|n| n.max(0) as u64).sum::<u64>()
+    });
+    let tokens = mask.or(counted).or(slots).unwrap_or(0);
+    (tokens, slots.unwrap_or(tokens).saturating_sub(tokens))
 }
 
 pub struct Written {
@@ -156,17 +182,22 @@ pub async fn write(
     ctx: &SessionContext,
     plan: Arc<dyn ExecutionPlan>,
     target: &ParquetTarget,
-    tokenizers: Vec<TokenizerRecord>,
+    facts: &PlanFacts,
     recipe_sha256: &str,
 ) -> Result<Written> {
+    let tokenizers = facts.tokenizers.clone();
     let (store, dir) = store_and_dir(ctx, &target.location)?;
     let tokenizer_json = serde_json::to_string(&tokenizers).map_err(|e| DataFusionError::External(Box::new(e)))?;
-    let metadata = vec![
+    let mut metadata = vec![
         KeyValue::new("tokq.format_version".into(), FORMAT_VERSION.to_string()),
         KeyValue::new("tokq.tokenizer".into(), tokenizer_json),
         KeyValue::new("tokq.recipe_sha256".into(), recipe_sha256.to_string()),
         KeyValue::new("tokq.version".into(), env!("CARGO_PKG_VERSION").to_string()),
     ];
+    if let Some(p) = &facts.packing {
+        let json = serde_json::to_string(p).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        metadata.push(KeyValue::new("tokq.packing".into(), json));
+    }
     let props = WriterProperties::builder()
         .set_compression(parse_compression_string(&target.compression)?)
         .set_max_row_group_row_count(Some(target.max_row_group_rows))
@@ -181,10 +212,12 @@ pub async fn write(
             let path = dir.clone().join(format!(".{name}{TMP_SUFFIX}").as_str());
             let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&store), path.clone()), hash: Sha256::new(), bytes: 0 };
             let mut writer = AsyncArrowWriter::try_new(sink, schema, Some(props))?;
-            let (mut rows, mut tokens) = (0u64, 0u64);
+            let (mut rows, mut tokens, mut padding) = (0u64, 0u64, 0u64);
             while let Some(batch) = stream.try_next().await? {
                 rows += batch.num_rows() as u64;
-                tokens += tokens_in(&batch);
+                let (t, p) = tokens_in(&batch);
+                tokens += t;
+                padding += p;
                 writer.write(&batch).await?;
             }
             if rows == 0 {
@@ -193,7 +226,7 @@ pub async fn write(
             // finish() writes the footer and completes the upload.
             writer.finish().await?;
             let sink = writer.into_inner();
-            let record = FileRecord { path: name, rows, tokens, bytes: sink.bytes, sha256: hex::encode(sink.hash.finalize()) };
+            let record = FileRecord { path: name, rows, tokens, padding_tokens: padding, bytes: sink.bytes, sha256: hex::encode(sink.hash.finalize()) };
             Ok(Some((path, record)))
         })
     });
@@ -218,6 +251,8 @@ pub async fn write(
         compression: target.compression.clone(),
         rows: files.iter().map(|f| f.rows).sum(),
         tokens: files.iter().map(|f| f.tokens).sum(),
+        padding_tokens: files.iter().map(|f| f.padding_tokens).sum(),
+        packing: facts.packing.clone(),
         bytes: files.iter().map(|f| f.bytes).sum(),
         files,
     };

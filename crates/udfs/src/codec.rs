@@ -1,16 +1,17 @@
-//! Plan codecs for Ballista: they carry tokq's lineage table and scan between client, scheduler
-//! and executors, and hand everything else to the wrapped codec (Ballista's own).
+//! Plan codecs for Ballista: they carry tokq's lineage table and scan, and the packing table and
+//! exec, between client, scheduler and executors, and hand everything else to the wrapped codec
+//! (Ballista's own).
 //! Scalar UDFs need no codec: they are stateless and travel by name.
 
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
-use datafusion::common::{internal_err, Result, TableReference};
+use datafusion::common::{internal_err, DataFusionError, Result, TableReference};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{Extension, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::logical_plan::{AsLogicalPlan, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 use datafusion_proto::protobuf;
 use prost::Message;
@@ -20,9 +21,21 @@ use crate::lineage::files::FileRef;
 use crate::lineage::format::Format;
 use crate::lineage::scan::{as_lineage_scan, build, file_groups, LineageSource, ScanConfig};
 use crate::lineage::table::LineageTable;
+use crate::pack::exec::PackExec;
+use crate::pack::table::PackTable;
+use crate::pack::PackOptions;
 
 const TABLE_MAGIC: &[u8] = b"tokq.lineage_table.v1:";
 const SCAN_MAGIC: &[u8] = b"tokq.lineage_scan.v1:";
+const PACK_TABLE_MAGIC: &[u8] = b"tokq.pack_table.v1:";
+const PACK_EXEC_MAGIC: &[u8] = b"tokq.pack_exec.v1:";
+
+/// A packing table: its options and its input plan in DataFusion's own protobuf form.
+#[derive(Serialize, Deserialize)]
+struct PackTableWire {
+    opts: PackOptions,
+    input: Vec<u8>,
+}
 
 #[derive(Serialize, Deserialize)]
 struct ScanWire {
@@ -39,17 +52,17 @@ fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
 }
 
 fn decode_schema(bytes: &[u8]) -> Result<SchemaRef> {
-    let proto = protobuf::Schema::decode(bytes).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+    let proto = protobuf::Schema::decode(bytes).map_err(|e| DataFusionError::External(Box::new(e)))?;
     Ok(Arc::new(Schema::try_from(&proto)?))
 }
 
 fn json<T: Serialize>(magic: &[u8], value: &T, buf: &mut Vec<u8>) -> Result<()> {
     buf.extend_from_slice(magic);
-    serde_json::to_writer(buf, value).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))
+    serde_json::to_writer(buf, value).map_err(|e| DataFusionError::External(Box::new(e)))
 }
 
 fn unjson<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))
+    serde_json::from_slice(bytes).map_err(|e| DataFusionError::External(Box::new(e)))
 }
 
 #[derive(Debug)]
@@ -79,6 +92,11 @@ impl LogicalExtensionCodec for TokqLogicalCodec {
         schema: SchemaRef,
         ctx: &TaskContext,
     ) -> Result<Arc<dyn TableProvider>> {
+        if let Some(body) = buf.strip_prefix(PACK_TABLE_MAGIC) {
+            let w: PackTableWire = unjson(body)?;
+            let node = protobuf::LogicalPlanNode::decode(w.input.as_slice()).map_err(|e| DataFusionError::External(Box::new(e)))?;
+            return Ok(Arc::new(PackTable::try_new(node.try_into_logical_plan(ctx, self)?, w.opts)?));
+        }
         let Some(body) = buf.strip_prefix(TABLE_MAGIC) else {
             return self.inner.try_decode_table_provider(buf, table_ref, schema, ctx);
         };
@@ -92,6 +110,10 @@ impl LogicalExtensionCodec for TokqLogicalCodec {
         node: Arc<dyn TableProvider>,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
+        if let Some(t) = node.downcast_ref::<PackTable>() {
+            let input = protobuf::LogicalPlanNode::try_from_logical_plan(t.input(), self)?.encode_to_vec();
+            return json(PACK_TABLE_MAGIC, &PackTableWire { opts: t.options().clone(), input }, buf);
+        }
         match node.downcast_ref::<LineageTable>() {
             Some(t) => json(TABLE_MAGIC, &(t.config(), encode_schema(t.file_schema())?), buf),
             None => self.inner.try_encode_table_provider(table_ref, node, buf),
@@ -134,6 +156,12 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
         ctx: &TaskContext,
         pc: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(body) = buf.strip_prefix(PACK_EXEC_MAGIC) {
+            let [input] = inputs else {
+                return internal_err!("a pack exec takes one input, got {}", inputs.len());
+            };
+            return Ok(Arc::new(PackExec::try_new(Arc::clone(input), unjson(body)?)?));
+        }
         let Some(body) = buf.strip_prefix(SCAN_MAGIC) else {
             return self.inner.try_decode(buf, inputs, ctx, pc);
         };
@@ -151,6 +179,9 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
         buf: &mut Vec<u8>,
         pc: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
+        if let Some(pack) = node.downcast_ref::<PackExec>() {
+            return json(PACK_EXEC_MAGIC, pack.options(), buf);
+        }
         let Some((config, source)) = as_lineage_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, pc);
         };

@@ -1,6 +1,6 @@
-//! tokq's functions for DataFusion: tokenizers, the global shuffle key, lineage readers, and the one place that
-//! registers them all ([`register_all`]), used by every role (local run, scheduler, executor,
-//! cluster client).
+//! tokq's functions for DataFusion: tokenizers, sequence packing, the global shuffle key, lineage
+//! readers, and the one place that registers them all ([`register_all`]), used by every role
+//! (local run, scheduler, executor, cluster client).
 
 pub mod args;
 pub mod codec;
@@ -8,6 +8,7 @@ pub mod error;
 pub mod guard;
 pub mod lineage;
 pub mod options;
+pub mod pack;
 pub mod shuffle;
 pub mod store;
 pub mod tokenize;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 use datafusion::catalog::TableFunctionImpl;
 use datafusion::logical_expr::ScalarUDF;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::prelude::SessionContext;
 
 pub use error::TokqError;
@@ -27,15 +29,26 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::ids())),
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::count())),
         Arc::new(ScalarUDF::new_from_impl(shuffle::udf::ShuffleKey::default())),
+        Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::tokens())),
+        Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::attention_mask())),
     ]
 }
 
 /// Every tokq table function, by name.
 pub fn table_functions() -> Vec<(&'static str, Arc<dyn TableFunctionImpl>)> {
-    [lineage::ReadFiles::jsonl(), lineage::ReadFiles::csv(), lineage::ReadFiles::parquet()]
-        .into_iter()
-        .map(|f| (f.name(), Arc::new(f) as Arc<dyn TableFunctionImpl>))
-        .collect()
+    let mut functions: Vec<(&'static str, Arc<dyn TableFunctionImpl>)> =
+        [lineage::ReadFiles::jsonl(), lineage::ReadFiles::csv(), lineage::ReadFiles::parquet()]
+            .into_iter()
+            .map(|f| (f.name(), Arc::new(f) as Arc<dyn TableFunctionImpl>))
+            .collect();
+    functions.push((pack::table::NAME, Arc::new(pack::table::PackTokens)));
+    functions
+}
+
+/// Physical optimizer rules that tokq's plans rely on; every session that plans them (local run,
+/// scheduler) must add them after DataFusion's own.
+pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    vec![Arc::new(pack::order::KeepPackInputOrder)]
 }
 
 /// Registers every tokq function on a context.

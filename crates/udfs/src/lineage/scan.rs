@@ -49,11 +49,17 @@ pub fn adds_lineage(file_schema: &Schema) -> Result<bool> {
     match (source, row) {
         (None, None) => Ok(true),
         (Some(s), Some(r)) if s.data_type() == &DataType::Utf8 && r.data_type() == &DataType::Int64 => Ok(false),
+        // Packed rows: one entry per document in the row.
+        (Some(s), Some(r)) if is_list_of(s, &DataType::Utf8) && is_list_of(r, &DataType::Int64) => Ok(false),
         _ => exec_err!(
             "input has a '{SOURCE_COLUMN}' or '{ROW_COLUMN}' column but not both as (Utf8, Int64): \
              rename it, tokq adds lineage columns"
         ),
     }
+}
+
+fn is_list_of(f: &Field, item: &DataType) -> bool {
+    matches!(f.data_type(), DataType::List(i) if i.data_type() == item)
 }
 
 /// The file schema followed by the lineage columns.

@@ -1,0 +1,77 @@
+//! `pack_tokens` options: `'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN'`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::TokqError;
+
+/// What happens to the last, partial row of a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tail {
+    Drop,
+    Pad(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackOptions {
+    pub seq_len: usize,
+    /// Appended after every document, so that documents stay separated in a row.
+    pub eos: Option<u32>,
+    pub tail: Tail,
+    /// Also write a per-token `segment_ids` column (the document's index within its row).
+    pub segment_ids: bool,
+    /// The input column of token ids.
+    pub ids_column: String,
+}
+
+fn arg(cause: String) -> TokqError {
+    TokqError::Argument { function: "pack_tokens", cause }
+}
+
+fn id(key: &str, value: &str) -> Result<u32, TokqError> {
+    value.trim().parse().map_err(|_| arg(format!("{key} must be a token id (0..2^32), got '{value}'")))
+}
+
+impl PackOptions {
+    /// Parses the options string; `seq_len` comes separately.
+    pub fn parse(seq_len: i64, spec: &str) -> Result<Self, TokqError> {
+        if !(1..=i32::MAX as i64).contains(&seq_len) {
+            return Err(arg(format!("seq_len must be between 1 and 2^31-1, got {seq_len}")));
+        }
+        let mut eos = None;
+        let (mut tail, mut pad) = ("drop".to_string(), None);
+        let mut segment_ids = false;
+        let mut ids_column = "input_ids".to_string();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = item.split_once('=').ok_or_else(|| {
+                arg(format!("option '{item}' must be KEY=VALUE"))
+            })?;
+            match key.trim() {
+                "eos" => eos = Some(id("eos", value)?),
+                "tail" => tail = value.trim().to_lowercase(),
+                "pad" => pad = Some(id("pad", value)?),
+                "segment_ids" => {
+                    segment_ids = value.trim().parse().map_err(|_| {
+                        arg(format!("segment_ids must be true or false, got '{value}'"))
+                    })?
+                }
+                "ids" => ids_column = value.trim().to_string(),
+                other => {
+                    return Err(arg(format!("unknown option '{other}' (known: eos, tail, pad, segment_ids, ids)")))
+                }
+            }
+        }
+        let tail = match (tail.as_str(), pad) {
+            ("drop", None) => Tail::Drop,
+            ("drop", Some(_)) => {
+                return Err(arg("pad= needs tail=pad (tail=drop writes no padding)".into()))
+            }
+            ("pad", Some(p)) => Tail::Pad(p),
+            ("pad", None) => {
+                return Err(arg("tail=pad needs the padding id, for example pad=0".into()))
+            }
+            (other, _) => return Err(arg(format!("tail must be drop or pad, got '{other}'"))),
+        };
+        Ok(Self { seq_len: seq_len as usize, eos, tail, segment_ids, ids_column })
+    }
+}
