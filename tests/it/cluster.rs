@@ -94,3 +94,25 @@ fn quickstart_on_a_two_executor_cluster_equals_the_local_run() {
     assert_eq!(a.len(), 200);
     assert_eq!(a, b);
 }
+
+#[test]
+fn packing_on_a_two_executor_cluster_equals_the_local_run() {
+    use crate::pack::{check_exact, packed_rows, run_pack};
+    let cluster = start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
+    let opts = ["--partitions", "2", "--set", "seq_len=64", "--set", "pack=eos=100257,tail=pad,pad=0"];
+    run_pack(&local, &opts);
+    let url = format!("df://127.0.0.1:{}", cluster.port);
+    let mut remote_opts = vec!["--cluster", url.as_str()];
+    remote_opts.extend(opts);
+    run_pack(&remote, &remote_opts);
+    let (a, b) = (packed_rows(&read_output(&local).batch), packed_rows(&read_output(&remote).batch));
+    assert_eq!(check_exact(&b, true), 200);
+    let key = |rows: Vec<crate::pack::Packed>| {
+        let mut k: Vec<_> = rows.into_iter().map(|r| (r.docs, r.first_offset, r.tokens)).collect();
+        k.sort();
+        k
+    };
+    assert_eq!(key(a), key(b), "the same rows as the local run");
+}

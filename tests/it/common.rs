@@ -80,6 +80,14 @@ pub fn read_output(dir: &Path) -> Output_ {
     Output_ { batch: concat_batches(&schema.unwrap(), &batches).unwrap(), metadata }
 }
 
+/// The rows of one Parquet file.
+pub fn read_output_file(file: &Path) -> RecordBatch {
+    let b = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).unwrap()).unwrap();
+    let schema = b.schema().clone();
+    let batches: Vec<_> = b.build().unwrap().map(|b| b.unwrap()).collect();
+    concat_batches(&schema, &batches).unwrap()
+}
+
 /// Rows as (doc_id, _source, _row, ids), sorted: the comparison key for local vs cluster.
 pub fn rows(batch: &RecordBatch) -> Vec<(String, String, i64, Vec<u32>)> {
     let s = |n: &str| batch.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();

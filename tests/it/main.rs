@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod lineage;
+mod pack;
 mod quickstart;
 mod shared_tokenizers;
 mod s3;

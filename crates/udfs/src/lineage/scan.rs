@@ -143,7 +143,10 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
             g.iter().map(|f| Ok(PartitionedFile::new(f.path()?.to_string(), f.size))).collect::<Result<_>>()?;
         file_groups.push(FileGroup::new(files));
     }
-    let config = FileScanConfigBuilder::new(store, Arc::new(source)).with_file_groups(file_groups).build();
+    // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
+    // partitions must hold exactly their groups, so that output files and packed rows do not
+    // depend on timing.
+    let config = FileScanConfigBuilder::new(store, Arc::new(source)).with_file_groups(file_groups).with_preserve_order(true).build();
     Ok(DataSourceExec::from_data_source(config))
 }
 
