@@ -1,0 +1,248 @@
+"""A streaming training reader for tokq's pretokenized Parquet output.
+
+`TokqDataset` yields batches of fixed-length rows (packed by `pack_tokens`, or padded by
+`pad_tokens`) as numpy arrays of shape (batch, seq_len). It checks every file's footer (format
+version, tokenizer) before it reads a token, shards by rank and dataloader worker at row-group
+granularity, and reads one row group at a time, so memory stays at about one row group per worker.
+With torch installed it is a `torch.utils.data.IterableDataset`.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+try:  # torch is optional: without it the dataset is a plain iterable.
+    import torch
+    from torch.utils.data import IterableDataset as _Base
+except ImportError:  # pragma: no cover - exercised when torch is absent
+    torch = None
+    _Base = object
+
+FORMAT_VERSION = 1
+MANIFEST = "_tokq_manifest.json"
+
+
+class TokqFormatError(ValueError):
+    """The output is not what this reader or the caller expects; the message says what to do."""
+
+
+@dataclass
+class FileInfo:
+    path: str
+    row_groups: List[int]
+    tokenizers: List[dict]
+    packing: Optional[dict]
+
+
+@dataclass
+class Output:
+    """A tokq output directory: its files, in the manifest's order, with their footers checked."""
+
+    root: str
+    filesystem: pafs.FileSystem
+    files: List[FileInfo] = field(default_factory=list)
+    manifest: Optional[dict] = None
+
+
+def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: Optional[str]) -> FileInfo:
+    kv = md.metadata or {}
+    version = kv.get(b"tokq.format_version")
+    if version is None:
+        raise TokqFormatError(f"{path}: no tokq.format_version in the Parquet footer; this is not tokq output")
+    if int(version) != FORMAT_VERSION:
+        raise TokqFormatError(
+            f"{path}: written in tokq format version {int(version)}, this reader reads version {FORMAT_VERSION}; "
+            "install the tokq package that matches the writer, or re-run the recipe"
+        )
+    tokenizers = json.loads(kv.get(b"tokq.tokenizer", b"[]"))
+    if expect_tokenizer is not None and not any(expect_tokenizer in (t["spec"], t["sha256"]) for t in tokenizers):
+        used = ", ".join(f"{t['spec']} (sha256 {t['sha256'][:12]})" for t in tokenizers) or "no tokenizer"
+        raise TokqFormatError(f"{path}: tokenized with {used}, expected {expect_tokenizer}; refusing to mix tokenizers")
+    packing = json.loads(kv[b"tokq.packing"]) if b"tokq.packing" in kv else None
+    return FileInfo(path, list(range(md.num_row_groups)), tokenizers, packing)
+
+
+def open_output(path: str, expect_tokenizer: Optional[str] = None) -> Output:
+    """Opens a local or `s3://` output directory and checks every file's footer."""
+    fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    root = root.rstrip("/")
+    out = Output(root, fs)
+    try:
+        with fs.open_input_stream(posixpath.join(root, MANIFEST)) as f:
+            out.manifest = json.loads(f.read())
+        names = [r["path"] for r in out.manifest["files"]]
+    except FileNotFoundError:
+        # Without a manifest the run did not finish; read the files that are complete.
+        selector = pafs.FileSelector(root, recursive=False)
+        names = sorted(
+            posixpath.basename(i.path) for i in fs.get_file_info(selector) if i.path.endswith(".parquet") and not posixpath.basename(i.path).startswith(".")
+        )
+    if not names:
+        raise TokqFormatError(f"{path}: no Parquet files; run a recipe that writes here first")
+    for name in names:
+        p = posixpath.join(root, name)
+        with fs.open_input_file(p) as f:
+            out.files.append(_footer(pq.ParquetFile(f).metadata, p, expect_tokenizer))
+    specs = {json.dumps(f.tokenizers, sort_keys=True) for f in out.files}
+    if len(specs) > 1:
+        raise TokqFormatError(f"{path}: files were tokenized with different tokenizers: {sorted(specs)}")
+    return out
+
+
+def _fixed_rows(column: pa.ChunkedArray, name: str, seq_len: Optional[int]) -> np.ndarray:
+    """A list column whose rows all have seq_len values, as a zero-copy (rows, seq_len) array."""
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    offsets = np.asarray(arr.offsets)
+    lengths = np.diff(offsets)
+    n = len(arr)
+    width = seq_len if seq_len is not None else (int(lengths[0]) if n else 0)
+    if n and (lengths != width).any():
+        raise TokqFormatError(
+            f"'{name}' rows have {int(lengths.min())}..{int(lengths.max())} values, expected {width} in every row: "
+            "write training rows with pack_tokens (packed) or pad_tokens (padded)"
+        )
+    values = np.asarray(arr.values.slice(int(offsets[0]), n * width))
+    return values.reshape(n, width)
+
+
+def _cu_seqlens(column: pa.ChunkedArray, seq_len: int, start: int, stop: int) -> np.ndarray:
+    """Document starts in the flattened rows start..stop, then their end: flash-attention's cu_seqlens."""
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    offsets = np.asarray(arr.offsets)
+    lo, hi = int(offsets[start]), int(offsets[stop])
+    starts = np.asarray(arr.values.slice(lo, hi - lo)).astype(np.int32)
+    rows = np.repeat(np.arange(stop - start, dtype=np.int32), np.diff(offsets[start : stop + 1]))
+    return np.concatenate([starts + rows * seq_len, np.array([(stop - start) * seq_len], dtype=np.int32)])
+
+
+class TokqDataset(_Base):
+    """Batches of `input_ids` (and `attention_mask` / `cu_seqlens` when present and asked for).
+
+    path: the output directory (local or s3://).
+    batch_size: rows per batch.
+    expect_tokenizer: a tokenizer spec or sha256 that every file must have been tokenized with.
+    rank, world_size: this process's shard of a data-parallel job.
+    num_workers, worker_id: the dataloader worker; taken from torch when not given.
+    shuffle_seed: shuffle the order of row groups and rows within them, per epoch (`set_epoch`).
+    with_doc_boundaries: also yield `cu_seqlens` built from `doc_offsets` (packed output).
+    as_torch: yield int64 torch tensors instead of numpy arrays.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        batch_size: int,
+        *,
+        expect_tokenizer: Optional[str] = None,
+        rank: int = 0,
+        world_size: int = 1,
+        num_workers: Optional[int] = None,
+        worker_id: Optional[int] = None,
+        shuffle_seed: Optional[int] = None,
+        with_doc_boundaries: bool = False,
+        drop_last: bool = False,
+        as_torch: bool = False,
+    ):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is outside 0..{world_size - 1}")
+        if as_torch and torch is None:
+            raise ImportError("as_torch=True needs torch: pip install 'tokq[torch]'")
+        self.output = open_output(path, expect_tokenizer)
+        packing = self.output.files[0].packing
+        self.seq_len: Optional[int] = packing["seq_len"] if packing else None
+        if with_doc_boundaries and packing is None:
+            raise TokqFormatError(f"{path}: with_doc_boundaries needs packed output (pack_tokens)")
+        self.batch_size, self.rank, self.world_size = batch_size, rank, world_size
+        self.num_workers, self.worker_id = num_workers, worker_id
+        self.shuffle_seed, self.epoch = shuffle_seed, 0
+        self.with_doc_boundaries, self.drop_last, self.as_torch = with_doc_boundaries, drop_last, as_torch
+        names = pq.ParquetFile(self.output.files[0].path, filesystem=self.output.filesystem).schema_arrow.names
+        self.columns = ["input_ids"] + [c for c in ("attention_mask",) if c in names]
+        if with_doc_boundaries:
+            self.columns.append("doc_offsets")
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def _worker(self):
+        if self.num_workers is not None:
+            return self.worker_id or 0, self.num_workers
+        info = torch.utils.data.get_worker_info() if torch is not None else None
+        return (info.id, info.num_workers) if info is not None else (0, 1)
+
+    def units(self) -> List[tuple]:
+        """This shard's (file, row group) pairs, in reading order."""
+        units = [(f, g) for f, info in enumerate(self.output.files) for g in info.row_groups]
+        if self.shuffle_seed is not None:
+            order = np.random.default_rng([self.shuffle_seed, self.epoch]).permutation(len(units))
+            units = [units[i] for i in order]
+        worker, workers = self._worker()
+        shard, shards = self.rank * workers + worker, self.world_size * workers
+        return units[shard::shards]
+
+    def _row_groups(self) -> Iterator[Dict[str, np.ndarray]]:
+        rng = np.random.default_rng([self.shuffle_seed, self.epoch, self.rank]) if self.shuffle_seed is not None else None
+        handles: Dict[int, pq.ParquetFile] = {}
+        for f, g in self.units():
+            if f not in handles:
+                handles.clear()
+                handles[f] = pq.ParquetFile(self.output.files[f].path, filesystem=self.output.filesystem)
+            table = handles[f].read_row_group(g, columns=self.columns, use_threads=False)
+            arrays = {c: _fixed_rows(table.column(c), c, self.seq_len) for c in self.columns if c != "doc_offsets"}
+            if "doc_offsets" in self.columns:
+                arrays["doc_offsets"] = table.column("doc_offsets")
+            if rng is not None:
+                perm = rng.permutation(table.num_rows)
+                arrays = {k: (v[perm] if isinstance(v, np.ndarray) else v.take(pa.array(perm))) for k, v in arrays.items()}
+            yield arrays
+
+    def _batch(self, parts: Sequence[tuple]) -> Dict[str, object]:
+        """A batch from (arrays, start, stop) slices of one or more row groups."""
+        out: Dict[str, object] = {}
+        for c in self.columns:
+            if c == "doc_offsets":
+                cus, base = [], 0
+                for arrays, s, e in parts:
+                    cu = _cu_seqlens(arrays[c], self.seq_len, s, e)
+                    cus.append(cu[:-1] + base)
+                    base += (e - s) * self.seq_len
+                out["cu_seqlens"] = np.concatenate(cus + [np.array([base], dtype=np.int32)])
+            else:
+                pieces = [arrays[c][s:e] for arrays, s, e in parts]
+                out[c] = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        if self.as_torch:
+            out = {k: torch.from_numpy(np.asarray(v, dtype=np.int64 if k != "cu_seqlens" else np.int32)) for k, v in out.items()}
+        return out
+
+    def __iter__(self) -> Iterator[Dict[str, object]]:
+        bs = self.batch_size
+        pending: List[tuple] = []  # slices waiting to fill a batch
+        waiting = 0
+        for arrays in self._row_groups():
+            n = len(arrays["input_ids"])
+            pos = 0
+            if pending:
+                take = min(bs - waiting, n)
+                pending.append((arrays, 0, take))
+                waiting, pos = waiting + take, take
+                if waiting < bs:
+                    continue
+                yield self._batch(pending)
+                pending, waiting = [], 0
+            while n - pos >= bs:
+                yield self._batch([(arrays, pos, pos + bs)])
+                pos += bs
+            if pos < n:
+                pending, waiting = [(arrays, pos, n)], n - pos
+        if pending and not self.drop_last:
+            yield self._batch(pending)
