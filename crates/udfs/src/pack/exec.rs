@@ -25,6 +25,10 @@ use super::{stats, PackOptions, PackedRow, Packer};
 
 pub const NAME: &str = "PackExec";
 
+/// Tokens per output batch: small batches keep memory bounded and let the Parquet writer cut
+/// row groups at its byte limit (it cannot split the first batch of a row group).
+const BATCH_TOKENS: usize = 1 << 20;
+
 fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new_list_field(item, true)))
 }
@@ -144,6 +148,7 @@ impl ExecutionPlan for PackExec {
         let doc_columns = (0..in_schema.fields().len()).filter(|&i| i != ids).collect();
         Ok(Box::pin(PackStream {
             input,
+            ready: VecDeque::new(),
             done: false,
             state: PackState {
                 packer: Packer::new(self.opts.clone()),
@@ -170,7 +175,7 @@ struct PackState {
 }
 
 impl PackState {
-    fn push(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+    fn push(&mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
         let ids = cast(batch.column(self.ids), &ids_type())?;
         let ids = ids.as_list::<i32>();
         let values = ids.values().as_primitive::<UInt32Type>().values();
@@ -189,18 +194,15 @@ impl PackState {
         Ok(out)
     }
 
-    fn finish(&mut self) -> Result<Option<RecordBatch>> {
+    fn finish(&mut self) -> Result<Vec<RecordBatch>> {
         self.packer.finish();
         stats::add(&self.packer.counts());
         self.emit()
     }
 
-    fn emit(&mut self) -> Result<Option<RecordBatch>> {
+    fn emit(&mut self) -> Result<Vec<RecordBatch>> {
         let rows = self.packer.take_rows();
-        if rows.is_empty() {
-            return Ok(None);
-        }
-        self.build(&rows).map(Some)
+        rows.chunks((BATCH_TOKENS / self.opts.seq_len).max(1)).map(|c| self.build(c)).collect()
     }
 
     fn build(&self, rows: &[PackedRow]) -> Result<RecordBatch> {
@@ -251,6 +253,7 @@ fn segment_ids(r: &PackedRow) -> impl Iterator<Item = i32> + '_ {
 struct PackStream {
     input: SendableRecordBatchStream,
     state: PackState,
+    ready: VecDeque<RecordBatch>,
     done: bool,
 }
 
@@ -259,6 +262,9 @@ impl Stream for PackStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         loop {
+            if let Some(b) = self.ready.pop_front() {
+                return Poll::Ready(Some(Ok(b)));
+            }
             if self.done {
                 return Poll::Ready(None);
             }
@@ -273,8 +279,7 @@ impl Stream for PackStream {
                 }
             };
             match out {
-                Ok(None) => continue,
-                Ok(Some(b)) => return Poll::Ready(Some(Ok(b))),
+                Ok(batches) => this.ready.extend(batches),
                 Err(e) => {
                     this.done = true;
                     return Poll::Ready(Some(Err(e)));
@@ -287,5 +292,75 @@ impl Stream for PackStream {
 impl RecordBatchStream for PackStream {
     fn schema(&self) -> SchemaRef {
         Arc::clone(&self.state.schema)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{ListBuilder, StringArray, UInt32Builder};
+    use datafusion::datasource::MemTable;
+    use datafusion::prelude::{SessionConfig, SessionContext};
+
+    use super::*;
+
+    fn docs_batch(schema: &SchemaRef, docs: &[(&str, Vec<u32>)]) -> RecordBatch {
+        let mut ids = ListBuilder::new(UInt32Builder::new());
+        for (_, t) in docs {
+            ids.append_value(t.iter().map(|&x| Some(x)));
+        }
+        let names = StringArray::from_iter_values(docs.iter().map(|d| d.0));
+        RecordBatch::try_new(Arc::clone(schema), vec![Arc::new(names), Arc::new(ids.finish())]).unwrap()
+    }
+
+    /// Documents spread over several input batches, with rows that span batch boundaries: the
+    /// per-document columns must name the right documents, as the pure packer does.
+    #[tokio::test]
+    async fn rows_spanning_input_batches_keep_their_documents() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("doc_id", DataType::Utf8, false),
+            Field::new("input_ids", DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, true))), true),
+        ]));
+        let parts: Vec<Vec<(&str, Vec<u32>)>> = vec![
+            vec![("a", vec![1, 2, 3]), ("b", vec![4])],
+            vec![("c", vec![]), ("d", vec![5, 6, 7, 8, 9, 10, 11])],
+            vec![("e", vec![12]), ("f", vec![13, 14])],
+        ];
+        let batches: Vec<RecordBatch> = parts.iter().map(|p| docs_batch(&schema, p)).collect();
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+        crate::register_all(&ctx);
+        ctx.register_table("v", Arc::new(MemTable::try_new(Arc::clone(&schema), vec![batches]).unwrap())).unwrap();
+        let out = ctx.sql("SELECT * FROM pack_tokens('v', 4, 'eos=0,tail=pad,pad=99')").await.unwrap().collect().await.unwrap();
+
+        let mut packer = Packer::new(PackOptions::parse(4, "eos=0,tail=pad,pad=99").unwrap());
+        let all: Vec<&(&str, Vec<u32>)> = parts.iter().flatten().collect();
+        for (i, (_, t)) in all.iter().enumerate() {
+            packer.push(i as u64, t);
+        }
+        packer.finish();
+        let want = packer.take_rows();
+
+        let got: Vec<(Vec<u32>, Vec<String>, i64)> = out
+            .iter()
+            .flat_map(|b| {
+                let ids = b.column_by_name("input_ids").unwrap().as_list::<i32>();
+                let docs = b.column_by_name("doc_id").unwrap().as_list::<i32>();
+                let first = b.column_by_name("first_offset").unwrap().as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+                (0..b.num_rows())
+                    .map(|i| {
+                        let d = docs.value(i);
+                        let d = d.as_string::<i32>();
+                        let names = (0..d.len()).map(|k| d.value(k).to_string()).collect();
+                        (ids.value(i).as_primitive::<UInt32Type>().values().to_vec(), names, first.value(i))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let expected: Vec<(Vec<u32>, Vec<String>, i64)> = want
+            .iter()
+            .map(|r| (r.tokens.clone(), r.docs.iter().map(|&d| all[d as usize].0.to_string()).collect(), r.first_offset as i64))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(got[2].1, vec!["d"], "a row inside one long document from the second batch");
+        assert!(got.iter().any(|r| r.1.first().map(String::as_str) == Some("d") && r.1.contains(&"e".to_string())), "{got:?}");
     }
 }
