@@ -115,4 +115,25 @@ fn packing_on_a_two_executor_cluster_equals_the_local_run() {
         k
     };
     assert_eq!(key(a), key(b), "the same rows as the local run");
+
+    // Padded rows: the scalar functions on the executors give the local run's ids and masks.
+    let padded = |dir: &std::path::Path| {
+        format!(
+            "COPY (SELECT id AS doc_id, _source, _row, pad_tokens(ids, 128, 0) AS input_ids, attention_mask(ids, 128) AS attention_mask \
+             FROM (SELECT *, tokenize(text, 'tiktoken:cl100k_base') AS ids FROM read_jsonl('queries/data/*.jsonl*'))) \
+             TO '{}/' STORED AS PARQUET;",
+            dir.display()
+        )
+    };
+    let (pl, pr) = (tmp.path().join("padded-local"), tmp.path().join("padded-remote"));
+    let (rl, rr) = (write(tmp.path(), "pl.sql", padded(&pl)), write(tmp.path(), "pr.sql", padded(&pr)));
+    tokq_ok(&["run", rl.to_str().unwrap(), "--quiet", "--partitions", "2"]);
+    tokq_ok(&["run", "--cluster", &url, rr.to_str().unwrap(), "--quiet", "--partitions", "2"]);
+    let manifest = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.join("_tokq_manifest.json")).unwrap()).unwrap()
+    };
+    let (ml, mr) = (manifest(&pl), manifest(&pr));
+    assert_eq!((ml["rows"].as_u64(), ml["tokens"].as_u64(), ml["padding_tokens"].as_u64()), (mr["rows"].as_u64(), mr["tokens"].as_u64(), mr["padding_tokens"].as_u64()));
+    assert_eq!(ml["rows"].as_u64(), Some(200));
+    assert_eq!(rows(&read_output(&pl).batch), rows(&read_output(&pr).batch));
 }

@@ -208,7 +208,8 @@ fn bad_packing_calls_name_the_fix() {
         ("CREATE VIEW v AS SELECT 1 AS x; SELECT * FROM pack_tokens('v', 8);", "no 'input_ids' column"),
         ("CREATE VIEW v AS SELECT make_array(1) AS input_ids; SELECT * FROM pack_tokens('v', 8, 'tail=pad');", "tail=pad needs the padding id"),
         ("CREATE VIEW v AS SELECT make_array(1) AS input_ids; SELECT * FROM pack_tokens('v', 0);", "seq_len must be between 1"),
-        ("SELECT * FROM pack_tokens(8);", "the table or view name must be a string literal"),
+        ("SELECT * FROM pack_tokens(8);", "expected pack_tokens('view', seq_len"),
+        ("SELECT * FROM pack_tokens(8, 16);", "the table or view name must be a string literal"),
     ];
     for (i, (sql, want)) in cases.iter().enumerate() {
         let r = write(tmp.path(), &format!("r{i}.sql"), sql);

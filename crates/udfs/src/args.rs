@@ -1,10 +1,11 @@
-//! Argument helpers shared by the scalar UDF wrappers.
+//! Argument helpers shared by the scalar and table function wrappers.
 
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::cast::{as_large_string_array, as_string_array, as_string_view_array};
 use datafusion::common::{exec_err, Result, ScalarValue};
-use datafusion::logical_expr::ColumnarValue;
+use datafusion::common::plan_err;
+use datafusion::logical_expr::{ColumnarValue, Expr};
 
 /// A constant string argument such as a tokenizer spec.
 pub fn const_str<'a>(function: &str, name: &str, arg: &'a ColumnarValue) -> Result<&'a str> {
@@ -27,5 +28,15 @@ pub fn for_each_str(
         DataType::LargeUtf8 => as_large_string_array(array)?.iter().try_for_each(&mut f),
         DataType::Utf8View => as_string_view_array(array)?.iter().try_for_each(&mut f),
         other => exec_err!("{function}: expected a string column, got {other}"),
+    }
+}
+
+/// A string literal argument of a table function (which receives expressions, not values).
+pub fn literal_str(function: &str, what: &str, e: &Expr) -> Result<String> {
+    match e {
+        Expr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)), _) => {
+            Ok(s.clone())
+        }
+        other => plan_err!("{function}: {what} must be a string literal, got {other}"),
     }
 }

@@ -15,6 +15,7 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::logical_expr::Expr;
 
+use crate::args::literal_str;
 use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
@@ -25,15 +26,6 @@ use table::LineageTable;
 pub struct ReadFiles {
     name: &'static str,
     format: fn(&[Expr]) -> Result<Format>,
-}
-
-fn literal_str(name: &str, e: &Expr) -> Result<String> {
-    match e {
-        Expr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)), _) => {
-            Ok(s.clone())
-        }
-        other => plan_err!("{name}: expected a string literal path or glob, got {other}"),
-    }
 }
 
 impl ReadFiles {
@@ -68,7 +60,7 @@ impl TableFunctionImpl for ReadFiles {
         let Some(first) = exprs.first() else {
             return plan_err!("{}: expected a path or glob argument", self.name);
         };
-        let location = literal_str(self.name, first)?;
+        let location = literal_str(self.name, "the path or glob", first)?;
         let format = (self.format)(exprs)?;
         let url = to_url(&location)?;
         let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{plan_datafusion_err, plan_err, Result, ScalarValue, TableReference};
+use datafusion::common::{plan_datafusion_err, plan_err, Result, TableReference};
 use datafusion::datasource::{provider_as_source, TableType};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
@@ -18,6 +18,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use super::exec::{packed_schema, PackExec};
 use super::PackOptions;
+use crate::args::literal_str;
 use crate::store::block_on;
 
 pub const NAME: &str = "pack_tokens";
@@ -78,29 +79,21 @@ impl TableProvider for PackTable {
 #[derive(Debug, Default)]
 pub struct PackTokens;
 
-fn string_arg(e: Option<&Expr>, what: &str) -> Result<Option<String>> {
-    match e {
-        None => Ok(None),
-        Some(Expr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)), _)) => {
-            Ok(Some(s.clone()))
-        }
-        Some(other) => plan_err!("{NAME}: {what} must be a string literal, got {other}"),
-    }
-}
-
 impl TableFunctionImpl for PackTokens {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let exprs = args.exprs();
         let usage = "pack_tokens('view', seq_len [, 'eos=ID,tail=drop|pad,pad=ID,segment_ids=true'])";
-        let (Some(name), Some(seq_len)) = (string_arg(exprs.first(), "the table or view name")?, exprs.get(1)) else {
+        let (Some(name), Some(seq_len)) = (exprs.first(), exprs.get(1)) else {
             return plan_err!("{NAME}: expected {usage}");
         };
+        let name = literal_str(NAME, "the table or view name", name)?;
         let seq_len = match seq_len {
             Expr::Literal(v, _) if v.data_type().is_integer() => v.to_string().parse::<i64>().ok(),
             _ => None,
         }
         .ok_or_else(|| plan_datafusion_err!("{NAME}: seq_len must be an integer literal, got {seq_len}"))?;
-        let opts = PackOptions::parse(seq_len, &string_arg(exprs.get(2), "options")?.unwrap_or_default())
+        let options = exprs.get(2).map(|e| literal_str(NAME, "options", e)).transpose()?.unwrap_or_default();
+        let opts = PackOptions::parse(seq_len, &options)
             .map_err(|e| plan_datafusion_err!("{e}"))?;
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{NAME}: needs a DataFusion SessionState to look up '{name}'");
