@@ -134,3 +134,19 @@ def test_torch_tensors_when_torch_is_installed(packed):
     torch = pytest.importorskip("torch")
     batch = next(iter(TokqDataset(str(packed), batch_size=4, as_torch=True)))
     assert batch["input_ids"].dtype == torch.int64 and tuple(batch["input_ids"].shape) == (4, SEQ)
+
+
+def test_reads_from_s3(packed):
+    endpoint = os.environ.get("TOKQ_TEST_S3_ENDPOINT")
+    if not endpoint:
+        assert not os.environ.get("CI"), "CI starts an S3 server and sets TOKQ_TEST_S3_ENDPOINT"
+        pytest.skip("TOKQ_TEST_S3_ENDPOINT is not set")
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+    for p in packed.iterdir():
+        s3.upload_file(str(p), "tokq-test", f"reader/{p.name}")
+    host = endpoint.split("://", 1)[1]
+    uri = f"s3://test:test@tokq-test/reader?endpoint_override={host}&scheme=http&region=us-east-1"
+    got = np.concatenate([b["input_ids"] for b in TokqDataset(uri, batch_size=8, expect_tokenizer="tiktoken:cl100k_base")])
+    np.testing.assert_array_equal(got, all_rows(packed))
