@@ -11,6 +11,7 @@ pub mod options;
 pub mod pack;
 pub mod shuffle;
 pub mod store;
+pub mod text;
 pub mod tokenize;
 
 use std::sync::Arc;
@@ -31,6 +32,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::new_from_impl(shuffle::udf::ShuffleKey::default())),
         Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::tokens())),
         Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::attention_mask())),
+        Arc::new(ScalarUDF::new_from_impl(text::udf::SplitWords::default())),
     ]
 }
 

@@ -1,0 +1,4 @@
+//! Text analysis shared by the quality filters: word splitting that matches the references.
+
+pub mod udf;
+pub mod words;

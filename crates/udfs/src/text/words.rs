@@ -1,0 +1,266 @@
+//! English word splitting that matches spaCy's blank English tokenizer, as datatrove's
+//! `SpaCyTokenizer("en").word_tokenize` uses it: the word counts, ratios and n-grams of the Gopher
+//! and FineWeb rules are computed over these words, so every boundary must be the same.
+//!
+//! The algorithm follows spaCy 3.8's `Tokenizer` (`tokenizer.pyx`): split on whitespace, then peel
+//! prefixes and suffixes off each span while checking the special cases, then split infixes, then
+//! re-match special cases that span several tokens. The patterns and special cases are spaCy's own,
+//! written to `spacy_en/` by `tests/parity/gen_spacy_en.py`.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use fancy_regex::Regex;
+
+struct Rules {
+    prefix: Regex,
+    suffix: Regex,
+    infix: Regex,
+    url: Regex,
+    specials: HashMap<String, Vec<String>>,
+    /// Special cases that affix splitting would cut: their token sequence (as split without
+    /// special cases), indexed by the first token.
+    phrases: HashMap<String, Vec<(Vec<String>, String)>>,
+}
+
+fn compile(pattern: &str) -> Regex {
+    // The patterns are spaCy's and fixed at build time; a failure is a bug caught by the tests.
+    Regex::new(pattern).unwrap_or_else(|e| panic!("spaCy pattern does not compile: {e}"))
+}
+
+static EN: LazyLock<Rules> = LazyLock::new(|| {
+    let specials: HashMap<String, Vec<String>> =
+        serde_json::from_str(include_str!("spacy_en/specials.json")).unwrap_or_else(|e| panic!("spacy_en/specials.json: {e}"));
+    let mut rules = Rules {
+        prefix: compile(include_str!("spacy_en/prefix.re")),
+        suffix: compile(include_str!("spacy_en/suffix.re")),
+        infix: compile(include_str!("spacy_en/infix.re")),
+        url: compile(include_str!("spacy_en/url.re")),
+        specials,
+        phrases: HashMap::new(),
+    };
+    let mut phrases: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::new();
+    for key in rules.specials.keys() {
+        let cut = rules.find_prefix(key) > 0 || rules.find_suffix(key) > 0 || rules.has_infix(key) || key.contains(' ');
+        if cut {
+            let mut spans = Vec::new();
+            rules.tokenize(key, &mut spans, false);
+            let tokens: Vec<String> = spans.into_iter().map(|r| key[r].to_string()).collect();
+            if let Some(first) = tokens.first() {
+                phrases.entry(first.clone()).or_default().push((tokens, key.clone()));
+            }
+        }
+    }
+    rules.phrases = phrases;
+    rules
+});
+
+/// Python's `str.isspace()`: Unicode White_Space plus the ASCII information separators.
+fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+impl Rules {
+    fn find_prefix(&self, s: &str) -> usize {
+        match self.prefix.find(s) {
+            Ok(Some(m)) if m.start() == 0 => m.end(),
+            _ => 0,
+        }
+    }
+
+    fn find_suffix(&self, s: &str) -> usize {
+        match self.suffix.find(s) {
+            Ok(Some(m)) if m.end() == s.len() => s.len() - m.start(),
+            _ => 0,
+        }
+    }
+
+    fn has_infix(&self, s: &str) -> bool {
+        self.infix.find_iter(s).any(|m| m.is_ok())
+    }
+
+    fn special(&self, s: &str, with_specials: bool) -> Option<&Vec<String>> {
+        with_specials.then(|| self.specials.get(s)).flatten()
+    }
+
+    /// Tokens of `text` as byte ranges, whitespace tokens included, before the phrase pass.
+    fn tokenize(&self, text: &str, out: &mut Vec<Range<usize>>, with_specials: bool) {
+        let mut chars = text.char_indices().peekable();
+        let Some(&(_, first)) = chars.peek() else { return };
+        let mut in_ws = py_isspace(first);
+        let mut start = 0;
+        for (i, c) in chars {
+            if py_isspace(c) != in_ws {
+                if start < i {
+                    self.span(text, start..i, out, with_specials);
+                }
+                start = if c == ' ' { i + 1 } else { i };
+                in_ws = !in_ws;
+            }
+        }
+        if start < text.len() {
+            self.span(text, start..text.len(), out, with_specials);
+        }
+    }
+
+    /// One whitespace-delimited span: specials, then prefixes and suffixes, then infixes.
+    fn span(&self, text: &str, r: Range<usize>, out: &mut Vec<Range<usize>>, with_specials: bool) {
+        let (base, mut s) = (r.start, &text[r]);
+        if self.push_special(s, base, out, with_specials) {
+            return;
+        }
+        let mut start = base;
+        let mut suffixes: Vec<Range<usize>> = Vec::new();
+        let mut last_size = 0;
+        while !s.is_empty() && s.len() != last_size {
+            if self.special(s, with_specials).is_some() {
+                break;
+            }
+            last_size = s.len();
+            let pre = self.find_prefix(s);
+            if pre != 0 && pre < s.len() && self.special(&s[pre..], with_specials).is_some() {
+                out.push(start..start + pre);
+                start += pre;
+                s = &s[pre..];
+                break;
+            }
+            let suf = self.find_suffix(&s[pre..]);
+            if suf != 0 && suf < s.len() && self.special(&s[..s.len() - suf], with_specials).is_some() {
+                suffixes.push(start + s.len() - suf..start + s.len());
+                s = &s[..s.len() - suf];
+                break;
+            }
+            if pre != 0 && suf != 0 && pre + suf <= s.len() {
+                out.push(start..start + pre);
+                suffixes.push(start + s.len() - suf..start + s.len());
+                s = &s[pre..s.len() - suf];
+                start += pre;
+            } else if pre != 0 {
+                out.push(start..start + pre);
+                start += pre;
+                s = &s[pre..];
+            } else if suf != 0 {
+                suffixes.push(start + s.len() - suf..start + s.len());
+                s = &s[..s.len() - suf];
+            }
+        }
+        if !s.is_empty() && !self.push_special(s, start, out, with_specials) {
+            if matches!(self.url.is_match(s), Ok(true)) {
+                out.push(start..start + s.len());
+            } else {
+                self.split_infixes(s, start, out);
+            }
+        }
+        out.extend(suffixes.into_iter().rev());
+    }
+
+    fn push_special(&self, s: &str, at: usize, out: &mut Vec<Range<usize>>, with_specials: bool) -> bool {
+        let Some(pieces) = self.special(s, with_specials) else { return false };
+        let mut pos = at;
+        for p in pieces {
+            out.push(pos..pos + p.len());
+            pos += p.len();
+        }
+        true
+    }
+
+    fn split_infixes(&self, s: &str, at: usize, out: &mut Vec<Range<usize>>) {
+        let mut start = 0;
+        for m in self.infix.find_iter(s).flatten() {
+            if m.start() == 0 {
+                continue;
+            }
+            if m.start() != start {
+                out.push(at + start..at + m.start());
+            }
+            if m.start() != m.end() {
+                out.push(at + m.start()..at + m.end());
+            }
+            start = m.end();
+        }
+        if start < s.len() {
+            out.push(at + start..at + s.len());
+        }
+    }
+
+    /// spaCy's last pass: special cases whose text affix splitting cut into several tokens are
+    /// put back, longest match first, when the tokens are contiguous in the text.
+    fn apply_phrases(&self, text: &str, tokens: Vec<Range<usize>>) -> Vec<Range<usize>> {
+        let mut found: Vec<(usize, usize, &str)> = Vec::new();
+        for (i, t) in tokens.iter().enumerate() {
+            let Some(candidates) = self.phrases.get(&text[t.clone()]) else { continue };
+            for (pattern, key) in candidates {
+                let end = i + pattern.len();
+                if end <= tokens.len() && tokens[i..end].iter().zip(pattern).all(|(r, p)| &text[r.clone()] == p) {
+                    found.push((i, end, key));
+                }
+            }
+        }
+        if found.is_empty() {
+            return tokens;
+        }
+        // Longest first, then leftmost; a match is kept unless its first or last token is taken.
+        found.sort_by(|a, b| (b.1 - b.0).cmp(&(a.1 - a.0)).then(a.0.cmp(&b.0)));
+        let mut taken = vec![false; tokens.len()];
+        let mut keep: Vec<(usize, usize, &str)> = Vec::new();
+        for (s, e, key) in found {
+            if !taken[s] && !taken[e - 1] {
+                keep.push((s, e, key));
+            }
+            taken[s..e].iter_mut().for_each(|t| *t = true);
+        }
+        keep.sort_by_key(|k| k.0);
+        let mut out = Vec::with_capacity(tokens.len());
+        let mut i = 0;
+        for (s, e, key) in keep {
+            out.extend_from_slice(&tokens[i..s]);
+            let span = tokens[s].start..tokens[e - 1].end;
+            // The span's text must be the special case itself (no whitespace between its tokens).
+            match self.specials.get(&text[span.clone()]).filter(|_| &text[span.clone()] == key) {
+                Some(pieces) => {
+                    let mut pos = span.start;
+                    for p in pieces {
+                        out.push(pos..pos + p.len());
+                        pos += p.len();
+                    }
+                }
+                None => out.extend_from_slice(&tokens[s..e]),
+            }
+            i = e;
+        }
+        out.extend_from_slice(&tokens[i..]);
+        out
+    }
+}
+
+/// The words of `text` as datatrove's spaCy English tokenizer gives them: spaCy's tokens with
+/// whitespace tokens removed.
+pub fn split_words(text: &str) -> Vec<&str> {
+    let en = &*EN;
+    let mut tokens = Vec::new();
+    en.tokenize(text, &mut tokens, true);
+    let tokens = en.apply_phrases(text, tokens);
+    tokens.into_iter().map(|r| &text[r]).filter(|w| !w.chars().all(py_isspace)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_words;
+
+    #[test]
+    fn splits_like_spacy() {
+        // Expected tokens come from spaCy 3.8 `spacy.blank("en")`.
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "Don't stop-believing, Mr. Smith! It's 3.5km (approx.) at http://x.com/a?b=1 ... U.S.A.\n\nok",
+                &["Do", "n't", "stop", "-", "believing", ",", "Mr.", "Smith", "!", "It", "'s", "3.5", "km", "(", "approx", ".", ")", "at", "http://x.com/a?b=1", "...", "U.S.A.", "ok"],
+            ),
+            ("", &[]),
+            ("   ", &[]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&split_words(text), want, "{text:?}");
+        }
+    }
+}
