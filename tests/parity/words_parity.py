@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--shared", default="../shared")
     ap.add_argument("--min-agreement", type=float, default=1.0)
     ap.add_argument("--show", type=int, default=5, help="differences to print per corpus")
+    ap.add_argument("--wikipedia-docs", type=int, default=None, help="only the first N Wikipedia documents")
     a = ap.parse_args()
     from datatrove.utils.word_tokenizers import load_word_tokenizer
 
@@ -54,7 +55,7 @@ def main():
     corpora = {
         "reuters-21578": (os.path.join(s, "corpora/reuters-21578/reuters21578.jsonl.gz"), None),
         "nltk-webtext": (os.path.join(s, "corpora/nltk-webtext/webtext.jsonl"), None),
-        "wikipedia-en-2015": (os.path.join(s, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"), None),
+        "wikipedia-en-2015": (os.path.join(s, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"), a.wikipedia_docs),
         "spdx-licenses": (os.path.join(s, "corpora/spdx-licenses/spdx_licenses.jsonl"), None),
     }
     failed = False
@@ -90,7 +91,7 @@ def main():
                         print(f"  {name} line {row} word {i}: tokq {x} spaCy {y}")
             ref_s = time.perf_counter() - t0
             rate = same / max(total, 1)
-            ok = rate >= a.min_agreement and len(got) == total
+            ok = rate >= a.min_agreement and len(got) >= total
             failed |= not ok
             print(
                 f"{'ok' if ok else 'FAIL'} {name:<18} identical words on {same}/{total} docs ({100 * rate:.2f}%)"

@@ -13,10 +13,12 @@ use std::sync::LazyLock;
 
 use fancy_regex::Regex;
 
+use super::affix::Alternation;
+
 struct Rules {
-    prefix: Regex,
-    suffix: Regex,
-    infix: Regex,
+    prefix: Alternation,
+    suffix: Alternation,
+    infix: Alternation,
     url: Regex,
     specials: HashMap<String, Vec<String>>,
     /// Special cases that affix splitting would cut: their token sequence (as split without
@@ -24,19 +26,17 @@ struct Rules {
     phrases: HashMap<String, Vec<(Vec<String>, String)>>,
 }
 
-fn compile(pattern: &str) -> Regex {
-    // The patterns are spaCy's and fixed at build time; a failure is a bug caught by the tests.
-    Regex::new(pattern).unwrap_or_else(|e| panic!("spaCy pattern does not compile: {e}"))
-}
 
 static EN: LazyLock<Rules> = LazyLock::new(|| {
     let specials: HashMap<String, Vec<String>> =
         serde_json::from_str(include_str!("spacy_en/specials.json")).unwrap_or_else(|e| panic!("spacy_en/specials.json: {e}"));
     let mut rules = Rules {
-        prefix: compile(include_str!("spacy_en/prefix.re")),
-        suffix: compile(include_str!("spacy_en/suffix.re")),
-        infix: compile(include_str!("spacy_en/infix.re")),
-        url: compile(include_str!("spacy_en/url.re")),
+        prefix: Alternation::new(include_str!("spacy_en/prefix.re")),
+        suffix: Alternation::new(include_str!("spacy_en/suffix.re")),
+        infix: Alternation::new(include_str!("spacy_en/infix.re")),
+        // The URL pattern has negative look-aheads over repeated groups: a backtracking engine,
+        // called only on spans that contain a dot (every URL it accepts does).
+        url: Regex::new(include_str!("spacy_en/url.re")).unwrap_or_else(|e| panic!("spaCy URL pattern: {e}")),
         specials,
         phrases: HashMap::new(),
     };
@@ -63,21 +63,15 @@ fn py_isspace(c: char) -> bool {
 
 impl Rules {
     fn find_prefix(&self, s: &str) -> usize {
-        match self.prefix.find(s) {
-            Ok(Some(m)) if m.start() == 0 => m.end(),
-            _ => 0,
-        }
+        self.prefix.search(s).filter(|m| m.start == 0).map_or(0, |m| m.end)
     }
 
     fn find_suffix(&self, s: &str) -> usize {
-        match self.suffix.find(s) {
-            Ok(Some(m)) if m.end() == s.len() => s.len() - m.start(),
-            _ => 0,
-        }
+        self.suffix.search(s).filter(|m| m.end == s.len()).map_or(0, |m| s.len() - m.start)
     }
 
     fn has_infix(&self, s: &str) -> bool {
-        self.infix.find_iter(s).any(|m| m.is_ok())
+        !self.infix.find_iter(s).is_empty()
     }
 
     fn special(&self, s: &str, with_specials: bool) -> Option<&Vec<String>> {
@@ -146,7 +140,7 @@ impl Rules {
             }
         }
         if !s.is_empty() && !self.push_special(s, start, out, with_specials) {
-            if matches!(self.url.is_match(s), Ok(true)) {
+            if s.contains('.') && matches!(self.url.is_match(s), Ok(true)) {
                 out.push(start..start + s.len());
             } else {
                 self.split_infixes(s, start, out);
@@ -167,17 +161,17 @@ impl Rules {
 
     fn split_infixes(&self, s: &str, at: usize, out: &mut Vec<Range<usize>>) {
         let mut start = 0;
-        for m in self.infix.find_iter(s).flatten() {
-            if m.start() == 0 {
+        for m in self.infix.find_iter(s) {
+            if m.start == 0 {
                 continue;
             }
-            if m.start() != start {
-                out.push(at + start..at + m.start());
+            if m.start != start {
+                out.push(at + start..at + m.start);
             }
-            if m.start() != m.end() {
-                out.push(at + m.start()..at + m.end());
+            if m.start != m.end {
+                out.push(at + m.start..at + m.end);
             }
-            start = m.end();
+            start = m.end;
         }
         if start < s.len() {
             out.push(at + start..at + s.len());
