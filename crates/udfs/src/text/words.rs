@@ -56,6 +56,13 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
     rules
 });
 
+const SPAN_CACHE_ENTRIES: usize = 1 << 16;
+const SPAN_CACHE_MAX_LEN: usize = 64;
+
+thread_local! {
+    static SPAN_CACHE: std::cell::RefCell<HashMap<String, Vec<(u32, u32)>>> = Default::default();
+}
+
 /// Python's `str.isspace()`: Unicode White_Space plus the ASCII information separators.
 fn py_isspace(c: char) -> bool {
     c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
@@ -87,15 +94,39 @@ impl Rules {
         for (i, c) in chars {
             if py_isspace(c) != in_ws {
                 if start < i {
-                    self.span(text, start..i, out, with_specials);
+                    self.cached_span(text, start..i, out, with_specials);
                 }
                 start = if c == ' ' { i + 1 } else { i };
                 in_ws = !in_ws;
             }
         }
         if start < text.len() {
-            self.span(text, start..text.len(), out, with_specials);
+            self.cached_span(text, start..text.len(), out, with_specials);
         }
+    }
+
+    /// A span's tokens depend on the span alone, and most spans are words that repeat: like spaCy,
+    /// remember each span's split (per thread, bounded).
+    fn cached_span(&self, text: &str, r: Range<usize>, out: &mut Vec<Range<usize>>, with_specials: bool) {
+        if !with_specials {
+            return self.span(text, r, out, false);
+        }
+        SPAN_CACHE.with_borrow_mut(|cache| {
+            let key = &text[r.clone()];
+            if let Some(parts) = cache.get(key) {
+                out.extend(parts.iter().map(|&(a, b)| r.start + a as usize..r.start + b as usize));
+                return;
+            }
+            let from = out.len();
+            self.span(text, r.clone(), out, true);
+            if cache.len() >= SPAN_CACHE_ENTRIES {
+                cache.clear();
+            }
+            let parts = out[from..].iter().map(|t| ((t.start - r.start) as u32, (t.end - r.start) as u32)).collect();
+            if key.len() <= SPAN_CACHE_MAX_LEN {
+                cache.insert(key.to_string(), parts);
+            }
+        })
     }
 
     /// One whitespace-delimited span: specials, then prefixes and suffixes, then infixes.
@@ -249,6 +280,22 @@ mod tests {
             (
                 "Don't stop-believing, Mr. Smith! It's 3.5km (approx.) at http://x.com/a?b=1 ... U.S.A.\n\nok",
                 &["Do", "n't", "stop", "-", "believing", ",", "Mr.", "Smith", "!", "It", "'s", "3.5", "km", "(", "approx", ".", ")", "at", "http://x.com/a?b=1", "...", "U.S.A.", "ok"],
+            ),
+            (
+                "I can't believe it's 5 o'clock (a.m.)... y'all won't mind :-) e.g. www.example.org/x.",
+                &["I", "ca", "n't", "believe", "it", "'s", "5", "o'clock", "(", "a.m.", ")", "...", "y'", "all", "wo", "n't", "mind", ":-)", "e.g.", "www.example.org/x", "."],
+            ),
+            (
+                "\"Hello,\" she said—“quietly”. 10km/h, $5.00, 3x4, U.K.'s GDP rose 2.5%!",
+                &["\"", "Hello", ",", "\"", "she", "said—“quietly", "”", ".", "10", "km/h", ",", "$", "5.00", ",", "3x4", ",", "U.K.", "'s", "GDP", "rose", "2.5", "%", "!"],
+            ),
+            (
+                "  leading\tspace\n\nnew-paragraph; #tag @user http://a.b/c?d=e&f=g) (see: [1]) …end",
+                &["leading", "space", "new", "-", "paragraph", ";", "#", "tag", "@user", "http://a.b", "/", "c?d", "=", "e&f", "=", "g", ")", "(", "see", ":", "[", "1", "]", ")", "…", "end"],
+            ),
+            (
+                ":) (: ;) <3 C++ AT&T O'Neil 'quoted' don't.",
+                &[":)", "(:", ";)", "<3", "C++", "AT&T", "O'Neil", "'", "quoted", "'", "do", "n't", "."],
             ),
             ("", &[]),
             ("   ", &[]),
