@@ -21,25 +21,37 @@ pub struct Alternation {
     groups: Vec<Group>,
 }
 
-/// Splits `pattern` at its top-level `|`.
-fn alternatives(pattern: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut class, mut start) = (Vec::new(), 0i32, false, 0);
+/// The characters of a pattern that give it structure: each one outside escapes and `[..]`
+/// classes, with its byte index and the group depth after it.
+fn structure(pattern: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut class) = (0i32, false);
     let mut it = pattern.char_indices();
-    while let Some((i, c)) = it.next() {
+    std::iter::from_fn(move || loop {
+        let (i, c) = it.next()?;
         match c {
             '\\' => {
                 it.next();
             }
             ']' if class => class = false,
             '[' if !class => class = true,
-            '(' if !class => depth += 1,
-            ')' if !class => depth -= 1,
-            '|' if !class && depth == 0 => {
-                out.push(&pattern[start..i]);
-                start = i + 1;
-            }
+            _ if class => {}
+            '(' => depth += 1,
+            ')' => depth -= 1,
             _ => {}
         }
+        if !class && c != '\\' && c != ']' {
+            return Some((i, c, depth));
+        }
+    })
+}
+
+/// Splits `pattern` at its top-level `|`.
+fn alternatives(pattern: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _, _) in structure(pattern).filter(|&(_, c, d)| c == '|' && d == 0) {
+        out.push(&pattern[start..i]);
+        start = i + 1;
     }
     out.push(&pattern[start..]);
     out
@@ -47,26 +59,7 @@ fn alternatives(pattern: &str) -> Vec<&str> {
 
 /// The byte index just past the group that opens at `open` (a `(`).
 fn group_end(s: &str, open: usize) -> usize {
-    let (mut depth, mut class) = (0i32, false);
-    let mut it = s[open..].char_indices();
-    while let Some((i, c)) = it.next() {
-        match c {
-            '\\' => {
-                it.next();
-            }
-            ']' if class => class = false,
-            '[' if !class => class = true,
-            '(' if !class => depth += 1,
-            ')' if !class => {
-                depth -= 1;
-                if depth == 0 {
-                    return open + i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    s.len()
+    structure(&s[open..]).find(|&(_, c, d)| c == ')' && d == 0).map_or(s.len(), |(i, _, _)| open + i + 1)
 }
 
 /// Characters matched by a look-behind body made of literals, escapes and classes.
@@ -154,8 +147,10 @@ impl Alternation {
     /// The first match of group `g` whose capture starts at or after `pos`.
     fn find_from(&self, g: usize, s: &str, pos: usize) -> Option<Range<usize>> {
         let group = &self.groups[g];
-        let from = s[..pos].char_indices().rev().nth(group.behind.saturating_sub(1)).map_or(0, |(i, _)| i);
-        let from = if group.behind == 0 { pos } else { from };
+        let from = match group.behind {
+            0 => pos,
+            n => s[..pos].char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
+        };
         let caps = group.re.captures_at(s, from)?;
         caps.get(1).map(|m| m.range()).filter(|r| r.start >= pos)
     }

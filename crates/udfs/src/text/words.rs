@@ -242,7 +242,7 @@ impl Rules {
             out.extend_from_slice(&tokens[i..s]);
             let span = tokens[s].start..tokens[e - 1].end;
             // The span's text must be the special case itself (no whitespace between its tokens).
-            match self.specials.get(&text[span.clone()]).filter(|_| &text[span.clone()] == key) {
+            match self.specials.get(key).filter(|_| &text[span.clone()] == key) {
                 Some(pieces) => {
                     let mut pos = span.start;
                     for p in pieces {
