@@ -9,10 +9,14 @@ pub mod guard;
 pub mod lineage;
 pub mod options;
 pub mod pack;
+pub mod quality;
 pub mod shuffle;
 pub mod store;
 pub mod text;
 pub mod tokenize;
+
+#[cfg(test)]
+mod fuzz;
 
 use std::sync::Arc;
 
@@ -26,14 +30,16 @@ pub use options::TokqOptions;
 
 /// Every tokq scalar function.
 pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
-    vec![
+    let mut udfs = vec![
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::ids())),
         Arc::new(ScalarUDF::new_from_impl(tokenize::udf::Tokenize::count())),
         Arc::new(ScalarUDF::new_from_impl(shuffle::udf::ShuffleKey::default())),
         Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::tokens())),
         Arc::new(ScalarUDF::new_from_impl(pack::pad::Pad::attention_mask())),
-        Arc::new(ScalarUDF::new_from_impl(text::udf::SplitWords::default())),
-    ]
+    ];
+    udfs.extend(text::udf::TextUdf::all());
+    udfs.extend(quality::udf::QualityUdf::all());
+    udfs
 }
 
 /// Every tokq table function, by name.

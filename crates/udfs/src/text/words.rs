@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use fancy_regex::Regex;
 
 use super::affix::Alternation;
+use super::py::isspace;
 
 struct Rules {
     prefix: Alternation,
@@ -63,10 +64,6 @@ thread_local! {
     static SPAN_CACHE: std::cell::RefCell<HashMap<String, Vec<(u32, u32)>>> = Default::default();
 }
 
-/// Python's `str.isspace()`: Unicode White_Space plus the ASCII information separators.
-fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
 
 impl Rules {
     fn find_prefix(&self, s: &str) -> usize {
@@ -89,10 +86,10 @@ impl Rules {
     fn tokenize(&self, text: &str, out: &mut Vec<Range<usize>>, with_specials: bool) {
         let mut chars = text.char_indices().peekable();
         let Some(&(_, first)) = chars.peek() else { return };
-        let mut in_ws = py_isspace(first);
+        let mut in_ws = isspace(first);
         let mut start = 0;
         for (i, c) in chars {
-            if py_isspace(c) != in_ws {
+            if isspace(c) != in_ws {
                 if start < i {
                     self.cached_span(text, start..i, out, with_specials);
                 }
@@ -259,14 +256,22 @@ impl Rules {
     }
 }
 
-/// The words of `text` as datatrove's spaCy English tokenizer gives them: spaCy's tokens with
-/// whitespace tokens removed.
-pub fn split_words(text: &str) -> Vec<&str> {
+/// spaCy's tokens of `text` as byte ranges, whitespace tokens included (the sentencizer sees them).
+pub fn tokens(text: &str) -> Vec<Range<usize>> {
     let en = &*EN;
     let mut tokens = Vec::new();
     en.tokenize(text, &mut tokens, true);
-    let tokens = en.apply_phrases(text, tokens);
-    tokens.into_iter().map(|r| &text[r]).filter(|w| !w.chars().all(py_isspace)).collect()
+    en.apply_phrases(text, tokens)
+}
+
+pub fn is_space_token(token: &str) -> bool {
+    token.chars().all(isspace)
+}
+
+/// The words of `text` as datatrove's spaCy English tokenizer gives them: spaCy's tokens with
+/// whitespace tokens removed.
+pub fn split_words(text: &str) -> Vec<&str> {
+    tokens(text).into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,70 @@
+//! No text function panics on arbitrary Unicode: random strings drawn from the characters that
+//! stress the rules (line breaks of every kind, NUL and controls, lone combining marks, bullets,
+//! ellipses, quotes, digits, CJK, emoji), plus fully arbitrary strings.
+
+use proptest::prelude::*;
+
+use crate::quality::c4::C4Quality;
+use crate::quality::chain::{Chain, FINEWEB};
+use crate::quality::fineweb::FineWebQuality;
+use crate::quality::gopher::GopherQuality;
+use crate::quality::repetition::GopherRepetition;
+use crate::quality::{Doc, Filter};
+use crate::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
+use crate::text::language::detect_language;
+use crate::text::sentences::{count_sentences, split_sentences};
+use crate::text::words::split_words;
+
+fn tricky() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "", " ", "  ", "\n", "\n\n", "\r\n", "\r", "\u{2028}", "\u{85}", "\x0b", "\x00", "\x1f", "\t", "\u{301}", "\u{a0}",
+        "the", "and", "of", "Don't", "U.S.", "e.g.", "...", "…", "#", "•", "- ", "!", "?", ".", "\"", "'", "{", "[1]",
+        "[edit]", "lorem ipsum", "javascript", "cookie policy", "3.14", "1,000", "٣", "漢字", "。", "🙂", "a@b.co", "8.8.8.8",
+        "http://x.com/a?b=1", ":)", "(", ")", "n't", "ß", "İ", "Σ",
+    ]);
+    prop::collection::vec(pieces, 0..60).prop_map(|v| v.concat())
+}
+
+fn exercise(text: &str) {
+    let _ = split_words(text);
+    let _ = count_sentences(text);
+    let _ = split_sentences(text);
+    let filters: Vec<Box<dyn Filter>> = vec![
+        Box::new(GopherQuality::default()),
+        Box::new(GopherRepetition::default()),
+        Box::new(FineWebQuality::default()),
+        Box::new(C4Quality::default()),
+        Box::new(C4Quality::with_params("split_paragraph=false,filter_no_terminal_punct=false").unwrap_or_default()),
+        Box::new(GopherQuality::with_params("min_doc_words=none,min_avg_word_length=none").unwrap_or_default()),
+    ];
+    for f in &filters {
+        let doc = Doc::new(text);
+        let _ = f.check(&doc);
+        assert_eq!(f.signals(&doc).len(), f.signal_names().len());
+    }
+    if let Ok(chain) = Chain::parse(FINEWEB) {
+        let _ = chain.run(text);
+    }
+    for form in [Form::Nfc, Form::Nfkc, Form::Nfd, Form::Nfkd] {
+        let _ = normalize_text(text, form);
+    }
+    let cleaned = clean_text(text);
+    assert_eq!(clean_text(&cleaned), cleaned, "clean_text is idempotent");
+    let _ = mask_pii(text);
+    let _ = simplify_text(text);
+    let _ = detect_language(text);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn text_functions_never_panic_on_tricky_text(text in tricky()) {
+        exercise(&text);
+    }
+
+    #[test]
+    fn text_functions_never_panic_on_any_unicode(text in "\\PC{0,200}|(?s).{0,200}") {
+        exercise(&text);
+    }
+}

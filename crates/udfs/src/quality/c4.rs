@@ -1,0 +1,171 @@
+//! `C4QualityFilter` (datatrove `c4_filters.py`, C4 paper section 2.2): drops lines, then the
+//! document if too few sentences remain, and keeps the remaining lines as the new text.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::params::Params;
+use super::{Doc, Filter, Verdict};
+use crate::error::TokqError;
+use crate::text::py;
+use crate::text::sentences::{count_sentences, split_sentences};
+
+static CITATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\d*]|\[edit]|\[citation needed]").unwrap_or_else(|e| panic!("citation pattern: {e}")));
+const END_PUNCTUATION: [char; 5] = ['.', '?', '!', '"', '\''];
+const POLICY: [&str; 6] = ["terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct C4Quality {
+    /// Lines are `splitlines()`; otherwise spaCy sentences, joined back with " ".
+    pub split_paragraph: bool,
+    pub remove_citations: bool,
+    pub filter_no_terminal_punct: bool,
+    /// -1 disables.
+    pub min_num_sentences: i64,
+    pub min_words_per_line: i64,
+    /// -1 disables.
+    pub max_word_length: i64,
+    pub filter_lorem_ipsum: bool,
+    pub filter_javascript: bool,
+    pub filter_curly_bracket: bool,
+    pub filter_policy: bool,
+}
+
+impl Default for C4Quality {
+    fn default() -> Self {
+        Self {
+            split_paragraph: true,
+            remove_citations: true,
+            filter_no_terminal_punct: true,
+            min_num_sentences: 5,
+            min_words_per_line: 3,
+            max_word_length: 1000,
+            filter_lorem_ipsum: true,
+            filter_javascript: true,
+            filter_curly_bracket: true,
+            filter_policy: true,
+        }
+    }
+}
+
+const KEYS: &[&str] = &[
+    "split_paragraph",
+    "remove_citations",
+    "filter_no_terminal_punct",
+    "min_num_sentences",
+    "min_words_per_line",
+    "max_word_length",
+    "filter_lorem_ipsum",
+    "filter_javascript",
+    "filter_curly_bracket",
+    "filter_policy",
+];
+
+/// What C4 made of a document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub reason: Option<&'static str>,
+    /// The kept lines joined, when the document is kept.
+    pub text: Option<String>,
+    pub n_lines: usize,
+    pub n_kept_lines: usize,
+    pub n_sentences: usize,
+}
+
+impl C4Quality {
+    pub fn with_params(spec: &str) -> Result<Self, TokqError> {
+        let p = Params::parse("c4_quality", spec)?;
+        let mut f = Self::default();
+        for (k, v) in p.items() {
+            match k {
+                "split_paragraph" => f.split_paragraph = p.flag(k, v)?,
+                "remove_citations" => f.remove_citations = p.flag(k, v)?,
+                "filter_no_terminal_punct" => f.filter_no_terminal_punct = p.flag(k, v)?,
+                "min_num_sentences" => f.min_num_sentences = p.integer(k, v)?,
+                "min_words_per_line" => f.min_words_per_line = p.integer(k, v)?,
+                "max_word_length" => f.max_word_length = p.integer(k, v)?,
+                "filter_lorem_ipsum" => f.filter_lorem_ipsum = p.flag(k, v)?,
+                "filter_javascript" => f.filter_javascript = p.flag(k, v)?,
+                "filter_curly_bracket" => f.filter_curly_bracket = p.flag(k, v)?,
+                "filter_policy" => f.filter_policy = p.flag(k, v)?,
+                other => return Err(p.unknown(other, KEYS)),
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn run(&self, text: &str) -> Outcome {
+        let lines = if self.split_paragraph { py::splitlines(text) } else { split_sentences(text) };
+        let mut out = Outcome { reason: None, text: None, n_lines: lines.len(), n_kept_lines: 0, n_sentences: 0 };
+        let mut kept: Vec<std::borrow::Cow<str>> = Vec::new();
+        for line in lines {
+            let line = py::strip(line);
+            let words = py::split_whitespace(line).collect::<Vec<_>>();
+            if self.max_word_length != -1 && words.iter().any(|w| py::len(w) as i64 > self.max_word_length) {
+                continue;
+            }
+            let line = if self.remove_citations { CITATION.replace_all(line, "") } else { line.into() };
+            if self.filter_no_terminal_punct && (!line.ends_with(END_PUNCTUATION) || line.ends_with("...")) {
+                continue;
+            }
+            if (words.len() as i64) < self.min_words_per_line {
+                continue;
+            }
+            let lower = line.to_lowercase();
+            if self.filter_lorem_ipsum && lower.contains("lorem ipsum") {
+                out.reason = Some("lorem_ipsum");
+                return out;
+            }
+            if self.filter_javascript && lower.contains("javascript") {
+                continue;
+            }
+            if self.filter_curly_bracket && line.contains('{') {
+                out.reason = Some("curly_bracket");
+                return out;
+            }
+            if self.filter_policy && POLICY.iter().any(|p| lower.contains(p)) {
+                continue;
+            }
+            if self.min_num_sentences != -1 {
+                out.n_sentences += if self.split_paragraph { count_sentences(&line) } else { 1 };
+            }
+            kept.push(line);
+        }
+        out.n_kept_lines = kept.len();
+        if (out.n_sentences as i64) < self.min_num_sentences {
+            out.reason = Some("too_few_sentences");
+            return out;
+        }
+        let joined = kept.join(if self.split_paragraph { "\n" } else { " " });
+        out.text = Some(py::strip(&joined).to_string());
+        out
+    }
+}
+
+impl Filter for C4Quality {
+    fn name(&self) -> &'static str {
+        "c4_quality"
+    }
+
+    fn check(&self, doc: &Doc) -> Verdict {
+        let o = self.run(doc.text);
+        match (o.reason, o.text) {
+            (Some(r), _) => Verdict::Drop(r),
+            (None, Some(t)) if t != doc.text => Verdict::Rewrite(t),
+            _ => Verdict::Keep,
+        }
+    }
+
+    fn signal_names(&self) -> &'static [&'static str] {
+        &["n_lines", "n_kept_lines", "n_sentences"]
+    }
+
+    fn signals(&self, doc: &Doc) -> Vec<f64> {
+        // Counted over every line, so that a doc-level rule does not hide the counts.
+        let all = Self { filter_lorem_ipsum: false, filter_curly_bracket: false, ..self.clone() };
+        let o = all.run(doc.text);
+        vec![o.n_lines as f64, o.n_kept_lines as f64, o.n_sentences as f64]
+    }
+}

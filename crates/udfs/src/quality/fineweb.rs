@@ -1,0 +1,125 @@
+//! `FineWebQualityFilter` (datatrove `fineweb_quality_filter.py`).
+
+use super::params::Params;
+use super::repetition::find_duplicates;
+use super::{ratio, Doc, Filter, Verdict};
+use crate::error::TokqError;
+use crate::text::charsets::is_terminal_punctuation;
+use crate::text::py;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FineWebQuality {
+    pub line_punct_thr: Option<f64>,
+    pub line_punct_exclude_zero: bool,
+    pub short_line_thr: Option<f64>,
+    pub short_line_length: usize,
+    pub char_duplicates_ratio: Option<f64>,
+    pub new_line_ratio: Option<f64>,
+}
+
+impl Default for FineWebQuality {
+    fn default() -> Self {
+        Self {
+            line_punct_thr: Some(0.12),
+            line_punct_exclude_zero: false,
+            short_line_thr: Some(0.67),
+            short_line_length: 30,
+            char_duplicates_ratio: Some(0.01),
+            new_line_ratio: Some(0.3),
+        }
+    }
+}
+
+const KEYS: &[&str] = &["line_punct_thr", "line_punct_exclude_zero", "short_line_thr", "short_line_length", "char_duplicates_ratio", "new_line_ratio"];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signals {
+    /// Lines with a non-whitespace character.
+    pub n_lines: usize,
+    pub line_punct_ratio: f64,
+    pub short_line_ratio: f64,
+    pub char_dup_ratio: f64,
+    /// Newlines per word.
+    pub list_ratio: f64,
+}
+
+impl FineWebQuality {
+    pub fn with_params(spec: &str) -> Result<Self, TokqError> {
+        let p = Params::parse("fineweb_quality", spec)?;
+        let mut f = Self::default();
+        for (k, v) in p.items() {
+            match k {
+                "line_punct_thr" => f.line_punct_thr = p.threshold(k, v)?,
+                "line_punct_exclude_zero" => f.line_punct_exclude_zero = p.flag(k, v)?,
+                "short_line_thr" => f.short_line_thr = p.threshold(k, v)?,
+                "short_line_length" => {
+                    f.short_line_length = usize::try_from(p.integer(k, v)?).map_err(|_| p.error(format!("{k} must be >= 0, got {v}")))?
+                }
+                "char_duplicates_ratio" => f.char_duplicates_ratio = p.threshold(k, v)?,
+                "new_line_ratio" => f.new_line_ratio = p.threshold(k, v)?,
+                other => return Err(p.unknown(other, KEYS)),
+            }
+        }
+        Ok(f)
+    }
+
+    /// The line signals; the word count only when the line rules pass, as datatrove computes it.
+    fn compute(&self, doc: &Doc, words: bool) -> Signals {
+        let text = doc.text;
+        let lines: Vec<&str> = text.split('\n').filter(|l| !py::strip(l).is_empty()).collect();
+        let ends = lines.iter().filter(|l| l.chars().next_back().is_some_and(is_terminal_punctuation)).count();
+        let short = lines.iter().filter(|l| py::len(l) <= self.short_line_length).count();
+        let newlines = text.bytes().filter(|&b| b == b'\n').count();
+        Signals {
+            n_lines: lines.len(),
+            line_punct_ratio: ratio(ends, lines.len()),
+            short_line_ratio: ratio(short, lines.len()),
+            char_dup_ratio: ratio(find_duplicates(lines.iter().copied()).1, py::len(text) - newlines),
+            list_ratio: if words { ratio(newlines, doc.words().len()) } else { f64::NAN },
+        }
+    }
+
+    fn decide_lines(&self, s: &Signals) -> Option<&'static str> {
+        if s.n_lines == 0 {
+            return Some("empty");
+        }
+        let r = s.line_punct_ratio;
+        if self.line_punct_thr.is_some_and(|t| r < t) && !(r == 0.0 && self.line_punct_exclude_zero) {
+            return Some("line_punct_ratio");
+        }
+        if self.short_line_thr.is_some_and(|t| s.short_line_ratio > t) {
+            return Some("short_line_ratio");
+        }
+        if self.char_duplicates_ratio.is_some_and(|t| s.char_dup_ratio > t) {
+            return Some("char_dup_ratio");
+        }
+        None
+    }
+}
+
+impl Filter for FineWebQuality {
+    fn name(&self) -> &'static str {
+        "fineweb_quality"
+    }
+
+    fn check(&self, doc: &Doc) -> Verdict {
+        let s = self.compute(doc, false);
+        if let Some(r) = self.decide_lines(&s) {
+            return Verdict::Drop(r);
+        }
+        let list_ratio = ratio(doc.text.bytes().filter(|&b| b == b'\n').count(), doc.words().len());
+        match self.new_line_ratio.is_some_and(|t| list_ratio > t) {
+            true => Verdict::Drop("list_ratio"),
+            false => Verdict::Keep,
+        }
+    }
+
+    fn signal_names(&self) -> &'static [&'static str] {
+        &["n_lines", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio"]
+    }
+
+    fn signals(&self, doc: &Doc) -> Vec<f64> {
+        let s = self.compute(doc, true);
+        vec![s.n_lines as f64, s.line_punct_ratio, s.short_line_ratio, s.char_dup_ratio, s.list_ratio]
+    }
+}

@@ -1,0 +1,191 @@
+//! `GopherQualityFilter` (datatrove `gopher_quality_filter.py`, Gopher paper section A.1.1).
+
+use super::params::{truthy, Params};
+use super::{ratio, Doc, Filter, Verdict};
+use crate::error::TokqError;
+use crate::text::charsets::is_symbol;
+use crate::text::py;
+
+pub const STOP_WORDS: [&str; 8] = ["the", "be", "to", "of", "and", "that", "have", "with"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GopherQuality {
+    pub min_doc_words: Option<f64>,
+    pub max_doc_words: Option<f64>,
+    pub min_avg_word_length: Option<f64>,
+    pub max_avg_word_length: Option<f64>,
+    pub max_symbol_word_ratio: Option<f64>,
+    pub max_bullet_lines_ratio: Option<f64>,
+    pub max_ellipsis_lines_ratio: Option<f64>,
+    /// datatrove's (misnamed) minimum fraction of words with an alphabetic character.
+    pub max_non_alpha_words_ratio: Option<f64>,
+    pub min_stop_words: Option<f64>,
+    pub stop_words: Vec<String>,
+}
+
+impl Default for GopherQuality {
+    fn default() -> Self {
+        Self {
+            min_doc_words: Some(50.0),
+            max_doc_words: Some(100_000.0),
+            min_avg_word_length: Some(3.0),
+            max_avg_word_length: Some(10.0),
+            max_symbol_word_ratio: Some(0.1),
+            max_bullet_lines_ratio: Some(0.9),
+            max_ellipsis_lines_ratio: Some(0.3),
+            max_non_alpha_words_ratio: Some(0.8),
+            min_stop_words: Some(2.0),
+            stop_words: STOP_WORDS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+const KEYS: &[&str] = &[
+    "min_doc_words",
+    "max_doc_words",
+    "min_avg_word_length",
+    "max_avg_word_length",
+    "max_symbol_word_ratio",
+    "max_bullet_lines_ratio",
+    "max_ellipsis_lines_ratio",
+    "max_non_alpha_words_ratio",
+    "min_stop_words",
+    "stop_words",
+];
+
+/// The numbers behind the rules.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signals {
+    /// Every spaCy token but whitespace, punctuation included.
+    pub n_words: usize,
+    /// Tokens with a character outside datatrove's punctuation set.
+    pub n_non_symbol_words: usize,
+    pub mean_word_length: f64,
+    pub hash_ratio: f64,
+    pub ellipsis_ratio: f64,
+    pub bullet_lines_ratio: f64,
+    pub end_ellipsis_lines_ratio: f64,
+    pub alpha_words_ratio: f64,
+    pub n_stop_words: usize,
+}
+
+impl GopherQuality {
+    pub fn with_params(spec: &str) -> Result<Self, TokqError> {
+        let p = Params::parse("gopher_quality", spec)?;
+        let mut f = Self::default();
+        for (k, v) in p.items() {
+            let slot = match k {
+                "min_doc_words" => &mut f.min_doc_words,
+                "max_doc_words" => &mut f.max_doc_words,
+                "min_avg_word_length" => &mut f.min_avg_word_length,
+                "max_avg_word_length" => &mut f.max_avg_word_length,
+                "max_symbol_word_ratio" => &mut f.max_symbol_word_ratio,
+                "max_bullet_lines_ratio" => &mut f.max_bullet_lines_ratio,
+                "max_ellipsis_lines_ratio" => &mut f.max_ellipsis_lines_ratio,
+                "max_non_alpha_words_ratio" => &mut f.max_non_alpha_words_ratio,
+                "min_stop_words" => &mut f.min_stop_words,
+                "stop_words" => {
+                    f.stop_words = v.split('|').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
+                    continue;
+                }
+                other => return Err(p.unknown(other, KEYS)),
+            };
+            *slot = p.threshold(k, v)?;
+        }
+        Ok(f)
+    }
+
+    pub fn compute(&self, doc: &Doc) -> Signals {
+        let text = doc.text;
+        let words = doc.words();
+        let n_words = words.len();
+        let (mut n_non_symbol, mut non_symbol_chars, mut alpha) = (0usize, 0usize, 0usize);
+        let mut stop = vec![false; self.stop_words.len()];
+        for w in words {
+            if w.chars().any(|c| !is_symbol(c)) {
+                n_non_symbol += 1;
+                non_symbol_chars += py::len(w);
+            }
+            if w.chars().any(py::isalpha) {
+                alpha += 1;
+            }
+            if let Some(i) = self.stop_words.iter().position(|s| s == w) {
+                stop[i] = true;
+            }
+        }
+        let lines = py::splitlines(text);
+        let bullets = lines.iter().filter(|l| py::lstrip(l).starts_with(['•', '-'])).count();
+        let end_ellipsis = lines.iter().filter(|l| py::rstrip(l).ends_with("...") || py::rstrip(l).ends_with('…')).count();
+        Signals {
+            n_words,
+            n_non_symbol_words: n_non_symbol,
+            mean_word_length: ratio(non_symbol_chars, n_non_symbol),
+            hash_ratio: ratio(py::count(text, "#"), n_words),
+            ellipsis_ratio: ratio(py::count(text, "...") + py::count(text, "…"), n_words),
+            bullet_lines_ratio: ratio(bullets, lines.len()),
+            end_ellipsis_lines_ratio: ratio(end_ellipsis, lines.len()),
+            alpha_words_ratio: ratio(alpha, n_words),
+            n_stop_words: stop.iter().filter(|&&s| s).count(),
+        }
+    }
+
+    /// datatrove's rules in its order; NaN ratios (no words, no lines) fail no rule.
+    pub fn decide(&self, s: &Signals) -> Option<&'static str> {
+        let n = s.n_non_symbol_words as f64;
+        let above = |v: f64, t: Option<f64>| truthy(t).is_some_and(|t| v > t);
+        let below = |v: f64, t: Option<f64>| truthy(t).is_some_and(|t| v < t);
+        [
+            (below(n, self.min_doc_words), "gopher_short_doc"),
+            (above(n, self.max_doc_words), "gopher_long_doc"),
+            (below(s.mean_word_length, self.min_avg_word_length), "gopher_below_avg_threshold"),
+            (above(s.mean_word_length, self.max_avg_word_length), "gopher_above_avg_threshold"),
+            (above(s.hash_ratio, self.max_symbol_word_ratio), "gopher_too_many_hashes"),
+            (above(s.ellipsis_ratio, self.max_symbol_word_ratio), "gopher_too_many_ellipsis"),
+            (above(s.bullet_lines_ratio, self.max_bullet_lines_ratio), "gopher_too_many_bullets"),
+            (above(s.end_ellipsis_lines_ratio, self.max_ellipsis_lines_ratio), "gopher_too_many_end_ellipsis"),
+            (below(s.alpha_words_ratio, self.max_non_alpha_words_ratio), "gopher_below_alpha_threshold"),
+            (below(s.n_stop_words as f64, self.min_stop_words), "gopher_enough_stop_words"),
+        ]
+        .into_iter()
+        .find_map(|(fails, reason)| fails.then_some(reason))
+    }
+}
+
+impl Filter for GopherQuality {
+    fn name(&self) -> &'static str {
+        "gopher_quality"
+    }
+
+    fn check(&self, doc: &Doc) -> Verdict {
+        self.decide(&self.compute(doc)).map_or(Verdict::Keep, Verdict::Drop)
+    }
+
+    fn signal_names(&self) -> &'static [&'static str] {
+        &[
+            "n_words",
+            "n_non_symbol_words",
+            "mean_word_length",
+            "hash_ratio",
+            "ellipsis_ratio",
+            "bullet_lines_ratio",
+            "end_ellipsis_lines_ratio",
+            "alpha_words_ratio",
+            "n_stop_words",
+        ]
+    }
+
+    fn signals(&self, doc: &Doc) -> Vec<f64> {
+        let s = self.compute(doc);
+        vec![
+            s.n_words as f64,
+            s.n_non_symbol_words as f64,
+            s.mean_word_length,
+            s.hash_ratio,
+            s.ellipsis_ratio,
+            s.bullet_lines_ratio,
+            s.end_ellipsis_lines_ratio,
+            s.alpha_words_ratio,
+            s.n_stop_words as f64,
+        ]
+    }
+}

@@ -1,0 +1,82 @@
+//! Quality filters with datatrove's decisions (`pipeline/filters/*.py`, version 0.10.1): each one
+//! is a pure core over a [`Doc`] that returns datatrove's reason string for the first failing rule,
+//! and the numbers behind its rules ("signals"). `udf.rs` puts them in SQL; `chain.rs` runs several
+//! in one pass over a document, as FineWeb's cascade does.
+
+pub mod c4;
+pub mod chain;
+pub mod fineweb;
+pub mod gopher;
+pub mod params;
+pub mod repetition;
+pub mod udf;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::OnceCell;
+
+use crate::text::words::split_words;
+
+/// A document under analysis: its spaCy words are split once, when a rule first needs them.
+pub struct Doc<'a> {
+    pub text: &'a str,
+    words: OnceCell<Vec<&'a str>>,
+}
+
+impl<'a> Doc<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self { text, words: OnceCell::new() }
+    }
+
+    /// A rewritten text whose words are known to be `words` (see [`chain`]).
+    pub fn with_words(text: &'a str, words: Vec<&'a str>) -> Self {
+        Self { text, words: OnceCell::from(words) }
+    }
+
+    pub fn words(&self) -> &[&'a str] {
+        self.words.get_or_init(|| split_words(self.text))
+    }
+
+    pub fn words_if_split(&self) -> Option<&Vec<&'a str>> {
+        self.words.get()
+    }
+}
+
+/// What a filter decides about a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Keep,
+    /// Kept, with the text the filter keeps (C4 drops lines).
+    Rewrite(String),
+    Drop(&'static str),
+}
+
+impl Verdict {
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            Verdict::Drop(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// One quality filter: its SQL name, its decision and the numbers its rules compare.
+pub trait Filter: Send + Sync + std::fmt::Debug {
+    /// The SQL function name, also the `filter` part of a chain's `filter:reason`.
+    fn name(&self) -> &'static str;
+    fn check(&self, doc: &Doc) -> Verdict;
+    /// Signal names, in the order of [`Filter::signals`]. Names starting with `n_` are counts.
+    fn signal_names(&self) -> &'static [&'static str];
+    fn signals(&self, doc: &Doc) -> Vec<f64>;
+}
+
+/// `a / b` as Python computes it, NaN where Python would raise `ZeroDivisionError` (only reachable
+/// when a rule that guards the division is disabled).
+pub(crate) fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        f64::NAN
+    } else {
+        a as f64 / b as f64
+    }
+}

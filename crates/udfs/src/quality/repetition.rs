@@ -1,0 +1,363 @@
+//! `GopherRepetitionFilter` (datatrove `gopher_repetition_filter.py`, Gopher paper table A1).
+//!
+//! n-grams are compared by a 61-bit polynomial hash (mod 2^61-1) with their length, not as strings:
+//! each n-gram costs O(1) instead of O(its length). Top n-grams are words joined by " " (words
+//! never hold a space, so the word sequence decides); duplicated n-grams are words joined by ""
+//! (so `["ab","c"]` equals `["a","bc"]`), hashed over the bytes of the concatenation. Two different
+//! n-grams of one document collide with probability below 2^-40 for documents under 1M words.
+
+use std::sync::LazyLock;
+
+use rustc_hash::FxHashMap;
+
+use super::params::{truthy, Params};
+use super::{ratio, Doc, Filter, Verdict};
+use crate::error::TokqError;
+use crate::text::py;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GopherRepetition {
+    pub dup_line_frac: Option<f64>,
+    pub dup_para_frac: Option<f64>,
+    pub dup_line_char_frac: Option<f64>,
+    pub dup_para_char_frac: Option<f64>,
+    /// (n, max fraction of characters in the most frequent n-gram), ascending n.
+    pub top_n_grams: Vec<(usize, Option<f64>)>,
+    /// (n, max fraction of characters in repeated n-grams), ascending n.
+    pub dup_n_grams: Vec<(usize, Option<f64>)>,
+}
+
+impl Default for GopherRepetition {
+    fn default() -> Self {
+        Self {
+            dup_line_frac: Some(0.3),
+            dup_para_frac: Some(0.3),
+            dup_line_char_frac: Some(0.2),
+            dup_para_char_frac: Some(0.2),
+            top_n_grams: vec![(2, Some(0.2)), (3, Some(0.18)), (4, Some(0.16))],
+            dup_n_grams: (5..=10).zip([0.15, 0.14, 0.13, 0.12, 0.11, 0.10]).map(|(n, t)| (n, Some(t))).collect(),
+        }
+    }
+}
+
+const KEYS: &str = "dup_line_frac, dup_para_frac, dup_line_char_frac, dup_para_char_frac, top_N_gram, duplicated_N_n_grams";
+const MAX_N: usize = 32;
+
+fn top_reason(n: usize) -> &'static str {
+    const R: [&str; 11] = ["", "top_1_gram", "top_2_gram", "top_3_gram", "top_4_gram", "top_5_gram", "top_6_gram", "top_7_gram", "top_8_gram", "top_9_gram", "top_10_gram"];
+    R.get(n).copied().unwrap_or("top_n_gram")
+}
+
+fn dup_reason(n: usize) -> &'static str {
+    const R: [&str; 11] = [
+        "", "duplicated_1_n_grams", "duplicated_2_n_grams", "duplicated_3_n_grams", "duplicated_4_n_grams", "duplicated_5_n_grams",
+        "duplicated_6_n_grams", "duplicated_7_n_grams", "duplicated_8_n_grams", "duplicated_9_n_grams", "duplicated_10_n_grams",
+    ];
+    R.get(n).copied().unwrap_or("duplicated_n_n_grams")
+}
+
+/// The numbers behind the rules; fractions of `len(text)` in code points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signals {
+    pub dup_para_frac: f64,
+    pub dup_para_char_frac: f64,
+    pub dup_line_frac: f64,
+    pub dup_line_char_frac: f64,
+    /// (n, fraction), for each configured n.
+    pub top_n_grams: Vec<(usize, f64)>,
+    pub dup_n_grams: Vec<(usize, f64)>,
+}
+
+/// datatrove's `find_duplicates`: (repeated elements, their characters).
+pub fn find_duplicates<'a>(items: impl IntoIterator<Item = &'a str>) -> (usize, usize) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let (mut n, mut chars) = (0, 0);
+    for x in items {
+        if !seen.insert(x) {
+            n += 1;
+            chars += py::len(x);
+        }
+    }
+    (n, chars)
+}
+
+/// Python's `re.split(r"\n{min,}", s)`: pieces between runs of at least `min` newlines.
+fn split_newline_runs(s: &str, min: usize) -> Vec<&str> {
+    let (bytes, mut out, mut start, mut i) = (s.as_bytes(), Vec::new(), 0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            let run = bytes[i..].iter().take_while(|&&b| b == b'\n').count();
+            if run >= min {
+                out.push(&s[start..i]);
+                start = i + run;
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+const P: u64 = (1 << 61) - 1;
+const BYTE_BASE: u64 = 0x1d3f_84a5_b7c1_2e61 % P;
+const WORD_BASE: u64 = 0x0a7e_5c91_3b2d_f047 % P;
+
+fn mul(a: u64, b: u64) -> u64 {
+    let x = a as u128 * b as u128;
+    let r = (x as u64 & P) + (x >> 61) as u64;
+    if r >= P { r - P } else { r }
+}
+
+fn add(a: u64, b: u64) -> u64 {
+    let r = a + b;
+    if r >= P { r - P } else { r }
+}
+
+fn sub(a: u64, b: u64) -> u64 {
+    if a >= b { a - b } else { a + P - b }
+}
+
+const POW_TABLE: usize = 4096;
+static BYTE_POW: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut v = vec![1u64; POW_TABLE];
+    for i in 1..POW_TABLE {
+        v[i] = mul(v[i - 1], BYTE_BASE);
+    }
+    v
+});
+
+fn byte_pow(mut e: usize) -> u64 {
+    if let Some(&p) = BYTE_POW.get(e) {
+        return p;
+    }
+    let (mut acc, mut base) = (1u64, BYTE_BASE);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = mul(acc, base);
+        }
+        base = mul(base, base);
+        e >>= 1;
+    }
+    acc
+}
+
+/// Per-word prefix sums that make any n-gram's hash and length O(1).
+struct Grams {
+    /// Hash of the concatenation of words[..i].
+    concat: Vec<u64>,
+    /// Hash of the word sequence words[..i].
+    seq: Vec<u64>,
+    bytes: Vec<usize>,
+    chars: Vec<usize>,
+}
+
+impl Grams {
+    fn new(words: &[&str]) -> Self {
+        let n = words.len() + 1;
+        let mut g = Self { concat: Vec::with_capacity(n), seq: Vec::with_capacity(n), bytes: Vec::with_capacity(n), chars: Vec::with_capacity(n) };
+        let (mut c, mut s, mut b, mut ch) = (0u64, 0u64, 0usize, 0usize);
+        g.push(c, s, b, ch);
+        for w in words {
+            let h = w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1));
+            c = add(mul(c, byte_pow(w.len())), h);
+            s = add(mul(s, WORD_BASE), add(h, w.len() as u64));
+            b += w.len();
+            ch += py::len(w);
+            g.push(c, s, b, ch);
+        }
+        g
+    }
+
+    fn push(&mut self, c: u64, s: u64, b: usize, ch: usize) {
+        self.concat.push(c);
+        self.seq.push(s);
+        self.bytes.push(b);
+        self.chars.push(ch);
+    }
+
+    /// Key of the concatenation of words[i..j]: its hash and its byte length.
+    fn concat_key(&self, i: usize, j: usize) -> (u64, usize) {
+        let len = self.bytes[j] - self.bytes[i];
+        (sub(self.concat[j], mul(self.concat[i], byte_pow(len))), len)
+    }
+
+    fn seq_key(&self, i: usize, j: usize, word_pow: u64) -> u64 {
+        sub(self.seq[j], mul(self.seq[i], word_pow))
+    }
+
+    fn chars(&self, i: usize, j: usize) -> usize {
+        self.chars[j] - self.chars[i]
+    }
+}
+
+/// `find_top_duplicate(get_n_grams(words, n))`: characters of the most frequent n-gram (joined by
+/// " ") times its count; `Counter.most_common(1)` breaks ties by first occurrence.
+fn top_ngram_chars(g: &Grams, n_words: usize, n: usize) -> Option<usize> {
+    if n == 0 || n_words < n {
+        return None;
+    }
+    let word_pow = (0..n).fold(1u64, |acc, _| mul(acc, WORD_BASE));
+    let mut counts: FxHashMap<u64, (u32, u32)> = FxHashMap::default();
+    counts.reserve(n_words - n + 1);
+    for i in 0..=n_words - n {
+        let e = counts.entry(g.seq_key(i, i + n, word_pow)).or_insert((0, i as u32));
+        e.0 += 1;
+    }
+    let (count, first) = counts.values().copied().max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))?;
+    let first = first as usize;
+    Some((g.chars(first, first + n) + n - 1) * count as usize)
+}
+
+/// `find_all_duplicate(words, n)`: characters of n-grams (joined by "") seen before, skipping n
+/// words after each repeat.
+fn dup_ngram_chars(g: &Grams, n_words: usize, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    let (mut repeated, mut i) = (0, 0);
+    while i + n <= n_words {
+        if !seen.insert(g.concat_key(i, i + n)) {
+            repeated += g.chars(i, i + n);
+            i += n;
+        } else {
+            i += 1;
+        }
+    }
+    repeated
+}
+
+impl GopherRepetition {
+    pub fn with_params(spec: &str) -> Result<Self, TokqError> {
+        let p = Params::parse("gopher_repetition", spec)?;
+        let mut f = Self::default();
+        for (k, v) in p.items() {
+            let t = p.threshold(k, v)?;
+            let n_of = |prefix: &str, suffix: &str| {
+                k.strip_prefix(prefix).and_then(|r| r.strip_suffix(suffix)).and_then(|n| n.parse::<usize>().ok()).filter(|n| (1..=MAX_N).contains(n))
+            };
+            match k {
+                "dup_line_frac" => f.dup_line_frac = t,
+                "dup_para_frac" => f.dup_para_frac = t,
+                "dup_line_char_frac" => f.dup_line_char_frac = t,
+                "dup_para_char_frac" => f.dup_para_char_frac = t,
+                _ => {
+                    let (list, n) = match (n_of("top_", "_gram"), n_of("duplicated_", "_n_grams")) {
+                        (Some(n), _) => (&mut f.top_n_grams, n),
+                        (_, Some(n)) => (&mut f.dup_n_grams, n),
+                        _ => return Err(p.error(format!("unknown parameter '{k}' (known: {KEYS}; N from 1 to {MAX_N})"))),
+                    };
+                    match list.iter_mut().find(|(m, _)| *m == n) {
+                        Some(slot) => slot.1 = t,
+                        None => list.push((n, t)),
+                    }
+                    list.sort_by_key(|(n, _)| *n);
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// The numbers behind the rules, each computed only when `wanted` says a rule will read it:
+    /// datatrove stops at the first failing rule, and so does [`GopherRepetition::check`].
+    fn compute(&self, doc: &Doc, mut stop_after: impl FnMut(&'static str, f64, Option<f64>) -> bool) -> Option<&'static str> {
+        let text = doc.text;
+        let len = py::len(text);
+        let paragraphs = split_newline_runs(py::strip(text), 2);
+        let (dup, chars) = find_duplicates(paragraphs.iter().copied());
+        if stop_after("dup_para_frac", ratio(dup, paragraphs.len()), self.dup_para_frac)
+            || stop_after("dup_para_char_frac", ratio(chars, len), self.dup_para_char_frac)
+        {
+            return None;
+        }
+        let lines = split_newline_runs(text, 1);
+        let (dup, chars) = find_duplicates(lines.iter().copied());
+        if stop_after("dup_line_frac", ratio(dup, lines.len()), self.dup_line_frac)
+            || stop_after("dup_line_char_frac", ratio(chars, len), self.dup_line_char_frac)
+        {
+            return None;
+        }
+        let words = doc.words();
+        let grams = Grams::new(words);
+        for &(n, t) in &self.top_n_grams {
+            let frac = top_ngram_chars(&grams, words.len(), n).map_or(f64::NAN, |c| ratio(c, len));
+            if stop_after(top_reason(n), frac, t) {
+                return None;
+            }
+        }
+        for &(n, t) in &self.dup_n_grams {
+            if stop_after(dup_reason(n), ratio(dup_ngram_chars(&grams, words.len(), n), len), t) {
+                return None;
+            }
+        }
+        None
+    }
+
+    pub fn compute_signals(&self, doc: &Doc) -> Signals {
+        let mut v = Vec::new();
+        self.compute(doc, |name, value, _| {
+            v.push((name, value));
+            false
+        });
+        let get = |name: &str| v.iter().find(|(n, _)| *n == name).map_or(f64::NAN, |x| x.1);
+        Signals {
+            dup_para_frac: get("dup_para_frac"),
+            dup_para_char_frac: get("dup_para_char_frac"),
+            dup_line_frac: get("dup_line_frac"),
+            dup_line_char_frac: get("dup_line_char_frac"),
+            top_n_grams: self.top_n_grams.iter().map(|&(n, _)| (n, get(top_reason(n)))).collect(),
+            dup_n_grams: self.dup_n_grams.iter().map(|&(n, _)| (n, get(dup_reason(n)))).collect(),
+        }
+    }
+}
+
+impl Filter for GopherRepetition {
+    fn name(&self) -> &'static str {
+        "gopher_repetition"
+    }
+
+    fn check(&self, doc: &Doc) -> Verdict {
+        if doc.text.is_empty() {
+            return Verdict::Drop("empty");
+        }
+        let mut reason = None;
+        self.compute(doc, |name, value, t| {
+            // NaN (no n-grams of this size) fails no rule, like datatrove's `continue`.
+            let fails = truthy(t).is_some_and(|t| value > t);
+            if fails {
+                reason = Some(name);
+            }
+            fails
+        });
+        reason.map_or(Verdict::Keep, Verdict::Drop)
+    }
+
+    fn signal_names(&self) -> &'static [&'static str] {
+        &[
+            "dup_para_frac",
+            "dup_para_char_frac",
+            "dup_line_frac",
+            "dup_line_char_frac",
+            "top_2_gram",
+            "top_3_gram",
+            "top_4_gram",
+            "duplicated_5_n_grams",
+            "duplicated_6_n_grams",
+            "duplicated_7_n_grams",
+            "duplicated_8_n_grams",
+            "duplicated_9_n_grams",
+            "duplicated_10_n_grams",
+        ]
+    }
+
+    /// The signals of the default n-gram sizes (the struct's fields are fixed).
+    fn signals(&self, doc: &Doc) -> Vec<f64> {
+        let s = Self::default().compute_signals(doc);
+        [s.dup_para_frac, s.dup_para_char_frac, s.dup_line_frac, s.dup_line_char_frac]
+            .into_iter()
+            .chain(s.top_n_grams.iter().chain(&s.dup_n_grams).map(|x| x.1))
+            .collect()
+    }
+}

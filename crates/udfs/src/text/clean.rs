@@ -1,0 +1,204 @@
+//! Text cleaning: Unicode normalisation, whitespace and control characters, PII masking as
+//! datatrove's `PIIFormatter` does it, and datatrove's `simplify_text` (MinHash normalisation).
+
+use std::borrow::Cow;
+use std::net::Ipv4Addr;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+use unicode_normalization::UnicodeNormalization;
+
+use super::charsets;
+use super::py;
+use crate::error::TokqError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Form {
+    Nfc,
+    Nfkc,
+    Nfd,
+    Nfkd,
+}
+
+impl Form {
+    pub fn parse(s: &str) -> Result<Self, TokqError> {
+        match s.to_ascii_uppercase().as_str() {
+            "NFC" => Ok(Form::Nfc),
+            "NFKC" => Ok(Form::Nfkc),
+            "NFD" => Ok(Form::Nfd),
+            "NFKD" => Ok(Form::Nfkd),
+            _ => Err(TokqError::Argument { function: "normalize_text", cause: format!("form must be NFC, NFKC, NFD or NFKD, got '{s}'") }),
+        }
+    }
+}
+
+pub fn normalize_text(text: &str, form: Form) -> String {
+    match form {
+        Form::Nfc => text.nfc().collect(),
+        Form::Nfkc => text.nfkc().collect(),
+        Form::Nfd => text.nfd().collect(),
+        Form::Nfkd => text.nfkd().collect(),
+    }
+}
+
+/// Line breaks become `\n`, control characters other than tab and newline (and the BOM) go, runs
+/// of other whitespace become one space, lines lose trailing spaces, more than two newlines in a
+/// row become two, and the text is trimmed.
+pub fn clean_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut pending_space, mut newlines) = (false, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let c = match c {
+            '\r' if chars.peek() == Some(&'\n') => continue,
+            '\r' | '\u{2028}' | '\u{2029}' | '\u{85}' | '\x0b' | '\x0c' => '\n',
+            c => c,
+        };
+        if c == '\n' {
+            pending_space = false;
+            newlines += 1;
+        } else if py::isspace(c) {
+            pending_space = true;
+        } else if c.is_control() || c == '\u{feff}' {
+            continue;
+        } else {
+            if !out.is_empty() {
+                out.extend(std::iter::repeat_n('\n', newlines.min(2)));
+                if pending_space && newlines == 0 {
+                    out.push(' ');
+                }
+            }
+            (pending_space, newlines) = (false, 0);
+            out.push(c);
+        }
+    }
+    out
+}
+
+static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:(?:[A-Za-z0-9](?:[",
+        r"A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?|\[(?:(?:25[0-5]|2[0-4][0-9]|[",
+        r"01]?[0-9][0-9]?)\.){3}(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?|[A-Za-z0-9-]*[A-Za-z0-9]:)])"
+    ))
+    .unwrap_or_else(|e| panic!("email pattern: {e}"))
+});
+static IPV4: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)")
+        .unwrap_or_else(|e| panic!("IPv4 pattern: {e}"))
+});
+const EMAIL_REPLACEMENTS: [&str; 2] = ["email@example.com", "firstname.lastname@example.org"];
+const IP_REPLACEMENTS: [&str; 6] = ["22.214.171.124", "126.96.36.199", "188.8.131.52", "184.108.40.206", "220.127.116.11", "18.104.22.168"];
+
+/// Python 3.11's `ipaddress.ip_address(s).is_global`: `False` for the IANA special-purpose blocks
+/// and shared address space; addresses with leading zeros are not addresses at all.
+fn is_public_ipv4(s: &str) -> bool {
+    if s.split('.').any(|octet| octet.len() > 1 && octet.starts_with('0')) {
+        return false;
+    }
+    let Ok(ip) = s.parse::<Ipv4Addr>() else { return false };
+    const NOT_GLOBAL: [([u8; 4], u8); 15] = [
+        ([0, 0, 0, 0], 8),
+        ([10, 0, 0, 0], 8),
+        ([127, 0, 0, 0], 8),
+        ([169, 254, 0, 0], 16),
+        ([172, 16, 0, 0], 12),
+        ([192, 0, 0, 0], 29),
+        ([192, 0, 0, 170], 31),
+        ([192, 0, 2, 0], 24),
+        ([192, 168, 0, 0], 16),
+        ([198, 18, 0, 0], 15),
+        ([198, 51, 100, 0], 24),
+        ([203, 0, 113, 0], 24),
+        ([240, 0, 0, 0], 4),
+        ([255, 255, 255, 255], 32),
+        ([100, 64, 0, 0], 10),
+    ];
+    let ip = u32::from(ip);
+    !NOT_GLOBAL.iter().any(|&(net, bits)| (ip ^ u32::from_be_bytes(net)) >> (32 - bits as u32) == 0)
+}
+
+/// Replaces emails, then public IPv4 addresses, with datatrove's placeholders, cycling through
+/// them. datatrove continues the cycle across the documents of a task; here it restarts at each
+/// document, so that the output does not depend on how documents are split into tasks.
+pub fn mask_pii(text: &str) -> Cow<'_, str> {
+    let mut i = 0;
+    let emails = EMAIL.replace_all(text, |_: &Captures| {
+        i += 1;
+        EMAIL_REPLACEMENTS[(i - 1) % EMAIL_REPLACEMENTS.len()]
+    });
+    let mut j = 0;
+    let masked = IPV4.replace_all(&emails, |c: &Captures| {
+        let m = &c[0];
+        if is_public_ipv4(m) {
+            j += 1;
+            IP_REPLACEMENTS[(j - 1) % IP_REPLACEMENTS.len()].to_string()
+        } else {
+            m.to_string()
+        }
+    });
+    match (&emails, masked) {
+        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(text),
+        (_, m) => Cow::Owned(m.into_owned()),
+    }
+}
+
+static NUMBERS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\p{Nd}+(?:[.,،٫⎖⎗⎘]\p{Nd}+)?").unwrap_or_else(|e| panic!("numbers pattern: {e}")));
+
+/// datatrove's `simplify_text` with its defaults: lowercase, digit runs (with one decimal part)
+/// to "0", punctuation to spaces, whitespace runs to one space, NFD without combining marks.
+pub fn simplify_text(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let numbers = NUMBERS.replace_all(&lower, "0");
+    let mut spaced = String::with_capacity(numbers.len());
+    let mut pending = false;
+    for c in numbers.chars().map(|c| if charsets::is_punctuation(c) { ' ' } else { c }) {
+        if py::isspace(c) {
+            pending = true;
+        } else {
+            if pending && !spaced.is_empty() {
+                spaced.push(' ');
+            }
+            pending = false;
+            spaced.push(c);
+        }
+    }
+    let out: String = spaced.nfd().filter(|&c| !py::is_nonspacing_mark(c)).collect();
+    py::strip(&out).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_and_cleans() {
+        assert_eq!(normalize_text("e\u{301}ﬁ", Form::Nfc), "éﬁ");
+        assert_eq!(normalize_text("e\u{301}ﬁ", Form::Nfkc), "éfi");
+        assert_eq!(normalize_text("é", Form::Nfd), "e\u{301}");
+        assert!(Form::parse("nfkd").is_ok() && Form::parse("NFX").is_err());
+        assert_eq!(clean_text("  a\u{a0}\t b \r\n\r\n\r\n\r\nc\x00d\u{feff}  \n"), "a b\n\ncd");
+        assert_eq!(clean_text("x\ry\u{2028}z"), "x\ny\nz");
+        assert_eq!(clean_text(""), "");
+    }
+
+    #[test]
+    fn masks_pii_like_datatrove() {
+        // Expected strings from datatrove 0.10.1 `PIIFormatter().format` on a fresh formatter.
+        assert_eq!(
+            mask_pii("mail a.b@c.org or x@y.co.uk, ip 8.8.8.8 and 10.0.0.1, 1.1.1.1, 01.2.3.4, 224.0.0.1"),
+            "mail email@example.com or firstname.lastname@example.org, ip 22.214.171.124 and 10.0.0.1, 126.96.36.199, 01.2.3.4, 188.8.131.52"
+        );
+        assert!(matches!(mask_pii("nothing here"), Cow::Borrowed(_)));
+        assert_eq!(mask_pii("1234.5.6.7"), "122.214.171.124");
+    }
+
+    #[test]
+    fn simplifies_like_datatrove() {
+        // Expected strings from datatrove 0.10.1 `simplify_text`.
+        assert_eq!(simplify_text("  Héllo, WORLD!! It's 3.14 or 1,000,000 — café\n\tnaïve "), "hello world it s 0 or 0 0 cafe naive");
+        assert_eq!(simplify_text("٣٫١٤ and ６７"), "0 and 0");
+        assert_eq!(simplify_text(""), "");
+    }
+}
