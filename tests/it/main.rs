@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod common;
+mod filters;
 mod lineage;
 mod pack;
 mod quickstart;

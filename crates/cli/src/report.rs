@@ -18,6 +18,24 @@ pub struct OutputStats {
     pub bytes: u64,
 }
 
+impl OutputStats {
+    pub fn new(target: &str, m: &crate::manifest::Manifest) -> Self {
+        Self { target: target.to_string(), files: m.files.len(), rows: m.rows, tokens: m.tokens, padding_tokens: m.padding_tokens, bytes: m.bytes }
+    }
+}
+
+/// Where the input rows of a COPY with rejects went. Locally `input_rows` counts the rows its
+/// scans read, so a query that drops rows before the split shows them as unaccounted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accounting {
+    pub statement: usize,
+    pub input_rows: u64,
+    pub kept: u64,
+    pub kept_target: String,
+    pub rejected: u64,
+    pub rejects_target: String,
+}
+
 #[derive(Debug, Serialize)]
 pub struct RunStats {
     pub recipe: String,
@@ -30,6 +48,8 @@ pub struct RunStats {
     /// Packing counts, when this process packed rows.
     pub packing: Option<PackCounts>,
     pub outputs: Vec<OutputStats>,
+    /// One entry per COPY with rejects.
+    pub accounting: Vec<Accounting>,
 }
 
 /// A progress bar over the input bytes of one statement, shown only on a terminal.
@@ -106,5 +126,19 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             String::new()
         };
         eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens{padding}, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
+    }
+    for a in &stats.accounting {
+        let out = a.kept + a.rejected;
+        let balance = if cluster {
+            "(input rows are counted on the executors)".to_string()
+        } else if a.input_rows == out {
+            "every input row accounted for".to_string()
+        } else {
+            format!("{} input rows NOT accounted for (dropped by the query before the rejects split)", a.input_rows as i64 - out as i64)
+        };
+        eprintln!(
+            "tokq: statement {}: {} input rows -> {} kept ({}) + {} rejected ({}): {balance}",
+            a.statement, a.input_rows, a.kept, a.kept_target, a.rejected, a.rejects_target
+        );
     }
 }

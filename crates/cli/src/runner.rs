@@ -18,7 +18,7 @@ use tokq_udfs::TokqError;
 use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups};
 
 use crate::recipe::{Recipe, Statement};
-use crate::report::{OutputStats, Progress, RunStats};
+use crate::report::{Accounting, OutputStats, Progress, RunStats};
 use crate::sink::{self, ParquetTarget};
 
 #[derive(Debug, thiserror::Error)]
@@ -109,9 +109,9 @@ impl Runner<'_> {
         let started = Instant::now();
         progress::reset();
         pack::stats::reset();
-        let mut outputs = Vec::new();
+        let (mut outputs, mut accounting) = (Vec::new(), Vec::new());
         for stmt in &self.recipe.statements {
-            self.run_one(stmt, &mut outputs).await.map_err(|e| self.wrap(stmt, e))?;
+            self.run_one(stmt, &mut outputs, &mut accounting).await.map_err(|e| self.wrap(stmt, e))?;
         }
         let snap = progress::snapshot();
         Ok(RunStats {
@@ -124,10 +124,11 @@ impl Runner<'_> {
             sources: snap.per_source,
             packing: Some(pack::stats::snapshot()).filter(|p| p.docs > 0),
             outputs,
+            accounting,
         })
     }
 
-    async fn run_one(&self, stmt: &Statement, outputs: &mut Vec<OutputStats>) -> Result<()> {
+    async fn run_one(&self, stmt: &Statement, outputs: &mut Vec<OutputStats>, accounting: &mut Vec<Accounting>) -> Result<()> {
         match classify(&stmt.sql)? {
             Kind::ParquetCopy(copy) => {
                 if !copy.partitioned_by.is_empty() {
@@ -140,17 +141,22 @@ impl Runner<'_> {
                 let facts = sink::plan_facts(df.logical_plan())?;
                 let plan = df.create_physical_plan().await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
+                let rows_before = progress::rows_read();
                 let written = sink::write(self.ctx, plan, &target, &facts, &self.recipe.sha256()).await;
                 bar.finish();
-                let m = written?.manifest;
-                outputs.push(OutputStats {
-                    target: target.location,
-                    files: m.files.len(),
-                    rows: m.rows,
-                    tokens: m.tokens,
-                    padding_tokens: m.padding_tokens,
-                    bytes: m.bytes,
-                });
+                let written = written?;
+                outputs.push(OutputStats::new(&target.location, &written.manifest));
+                if let (Some(r), Some(m)) = (&target.rejects, &written.rejects) {
+                    outputs.push(OutputStats::new(&r.location, m));
+                    accounting.push(Accounting {
+                        statement: stmt.number,
+                        input_rows: progress::rows_read() - rows_before,
+                        kept: written.manifest.rows,
+                        kept_target: target.location.clone(),
+                        rejected: m.rows,
+                        rejects_target: r.location.clone(),
+                    });
+                }
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;

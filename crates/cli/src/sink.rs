@@ -8,6 +8,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch, UInt8Array};
+use datafusion::arrow::compute::kernels::boolean::not;
+use datafusion::arrow::compute::{filter_record_batch, is_not_null};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
@@ -38,6 +41,16 @@ pub const DEFAULT_ROW_GROUP_BYTES: usize = 1 << 20;
 /// Suffix of files being written; readers skip them (hidden, and not `*.parquet`).
 pub const TMP_SUFFIX: &str = ".tokq-tmp";
 
+/// Where rejected rows go: rows whose `column` is not NULL (a filter's reason) are written there,
+/// with that column; the others go to the main target, without it.
+#[derive(Debug, Clone)]
+pub struct RejectsTarget {
+    pub location: String,
+    pub column: String,
+}
+
+pub const DEFAULT_REJECT_COLUMN: &str = "filter_reason";
+
 /// What the user asked of a Parquet COPY.
 #[derive(Debug, Clone)]
 pub struct ParquetTarget {
@@ -45,6 +58,7 @@ pub struct ParquetTarget {
     pub compression: String,
     pub max_row_group_rows: usize,
     pub max_row_group_bytes: usize,
+    pub rejects: Option<RejectsTarget>,
 }
 
 impl ParquetTarget {
@@ -61,7 +75,9 @@ impl ParquetTarget {
             compression: DEFAULT_COMPRESSION.to_string(),
             max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
+            rejects: None,
         };
+        let mut reject_column = None;
         let positive = |key: &str, value: &str| {
             value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
                 DataFusionError::Plan(format!("{key} must be a positive integer, got '{value}'"))
@@ -75,12 +91,27 @@ impl ParquetTarget {
                 }
                 "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
                 "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
+                "rejects" => {
+                    let location = value.trim_end_matches('/').to_string() + "/";
+                    if location == t.location.trim_end_matches('/').to_string() + "/" {
+                        return Err(DataFusionError::Plan(format!("COPY option 'rejects' must differ from the target '{}'", t.location)));
+                    }
+                    t.rejects = Some(RejectsTarget { location: value.to_string(), column: DEFAULT_REJECT_COLUMN.into() });
+                }
+                "reject_column" => reject_column = Some(value.to_string()),
                 other => {
                     return Err(DataFusionError::Plan(format!(
-                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes)"
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes, rejects, reject_column)"
                     )))
                 }
             }
+        }
+        match (&mut t.rejects, reject_column) {
+            (Some(r), Some(c)) => r.column = c,
+            (None, Some(_)) => {
+                return Err(DataFusionError::Plan("COPY option 'reject_column' needs 'rejects', the directory for rejected rows".into()))
+            }
+            _ => {}
         }
         Ok(t)
     }
@@ -174,12 +205,75 @@ fn tokens_in(batch: &RecordBatch) -> (u64, u64) {
 
 pub struct Written {
     pub manifest: Manifest,
+    /// The rejects output's manifest, when the COPY has `'rejects'`.
+    pub rejects: Option<Manifest>,
+}
+
+fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// One part file being written: a hidden temporary name until it is complete.
+struct Part {
+    name: String,
+    path: Path,
+    writer: AsyncArrowWriter<HashingWriter>,
+    rows: u64,
+    tokens: u64,
+    padding: u64,
+}
+
+impl Part {
+    fn open(store: &Arc<dyn ObjectStore>, dir: &Path, index: usize, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
+        let name = format!("part-{index:05}.parquet");
+        let path = dir.clone().join(format!(".{name}{TMP_SUFFIX}").as_str());
+        let sink = HashingWriter { inner: BufWriter::new(Arc::clone(store), path.clone()), hash: Sha256::new(), bytes: 0 };
+        let writer = AsyncArrowWriter::try_new(sink, schema, Some(props))?;
+        Ok(Self { name, path, writer, rows: 0, tokens: 0, padding: 0 })
+    }
+
+    async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.rows += batch.num_rows() as u64;
+        let (t, p) = tokens_in(batch);
+        self.tokens += t;
+        self.padding += p;
+        Ok(self.writer.write(batch).await?)
+    }
+
+    /// Writes the footer and completes the upload; a part without rows leaves nothing.
+    async fn finish(mut self) -> Result<Option<(Path, FileRecord)>> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        self.writer.finish().await?;
+        let sink = self.writer.into_inner();
+        let record = FileRecord {
+            path: self.name,
+            rows: self.rows,
+            tokens: self.tokens,
+            padding_tokens: self.padding,
+            bytes: sink.bytes,
+            sha256: hex::encode(sink.hash.finalize()),
+        };
+        Ok(Some((self.path, record)))
+    }
+}
+
+/// Splits a batch into (kept rows without the reason column, rejected rows).
+fn split_rejects(batch: &RecordBatch, column: usize) -> Result<(RecordBatch, RecordBatch)> {
+    let rejected = is_not_null(batch.column(column).as_ref())?;
+    let kept = filter_record_batch(batch, &not(&rejected)?)?;
+    let keep_columns: Vec<usize> = (0..batch.num_columns()).filter(|&i| i != column).collect();
+    Ok((kept.project(&keep_columns)?, filter_record_batch(batch, &rejected)?))
 }
 
 fn store_and_dir(ctx: &SessionContext, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let url = tokq_udfs::store::to_url(location)?;
     let store = ctx.runtime_env().object_store(tokq_udfs::store::object_store_url(&url)?)?;
-    let dir = Path::from_url_path(url.path()).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let dir = Path::from_url_path(url.path()).map_err(external)?;
     Ok((store, dir))
 }
 
@@ -191,9 +285,8 @@ pub async fn write(
     facts: &PlanFacts,
     recipe_sha256: &str,
 ) -> Result<Written> {
-    let tokenizers = facts.tokenizers.clone();
     let (store, dir) = store_and_dir(ctx, &target.location)?;
-    let tokenizer_json = serde_json::to_string(&tokenizers).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let tokenizer_json = serde_json::to_string(&facts.tokenizers).map_err(external)?;
     let mut metadata = vec![
         KeyValue::new("tokq.format_version".into(), FORMAT_VERSION.to_string()),
         KeyValue::new("tokq.tokenizer".into(), tokenizer_json),
@@ -201,7 +294,7 @@ pub async fn write(
         KeyValue::new("tokq.version".into(), env!("CARGO_PKG_VERSION").to_string()),
     ];
     if let Some(p) = &facts.packing {
-        let json = serde_json::to_string(p).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let json = serde_json::to_string(p).map_err(external)?;
         metadata.push(KeyValue::new("tokq.packing".into(), json));
     }
     let props = WriterProperties::builder()
@@ -214,50 +307,77 @@ pub async fn write(
         .set_key_value_metadata(Some(metadata))
         .build();
     let schema = plan.schema();
+    let split = match &target.rejects {
+        Some(r) => {
+            let i = schema.index_of(&r.column).map_err(|_| {
+                DataFusionError::Plan(format!(
+                    "COPY to '{}' with rejects: the query has no column '{}' (the reason a row is rejected, NULL when kept); name it with 'reject_column'",
+                    target.location, r.column
+                ))
+            })?;
+            let kept_schema = Arc::new(schema.project(&(0..schema.fields().len()).filter(|&j| j != i).collect::<Vec<_>>())?);
+            let (rejects_store, rejects_dir) = store_and_dir(ctx, &r.location)?;
+            Some((i, kept_schema, rejects_store, rejects_dir))
+        }
+        None => None,
+    };
     let streams = execute_stream_partitioned(plan, ctx.task_ctx())?;
     let tasks = streams.into_iter().enumerate().map(|(i, mut stream)| {
-        let (store, dir, props, schema) = (Arc::clone(&store), dir.clone(), props.clone(), Arc::clone(&schema));
+        let (store, dir, props, schema, split) = (Arc::clone(&store), dir.clone(), props.clone(), Arc::clone(&schema), split.clone());
         tokio::spawn(async move {
-            let name = format!("part-{i:05}.parquet");
-            let path = dir.clone().join(format!(".{name}{TMP_SUFFIX}").as_str());
-            let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&store), path.clone()), hash: Sha256::new(), bytes: 0 };
-            let mut writer = AsyncArrowWriter::try_new(sink, schema, Some(props))?;
-            let (mut rows, mut tokens, mut padding) = (0u64, 0u64, 0u64);
+            let Some((column, kept_schema, rejects_store, rejects_dir)) = split else {
+                let mut part = Part::open(&store, &dir, i, schema, props)?;
+                while let Some(batch) = stream.try_next().await? {
+                    part.write(&batch).await?;
+                }
+                return Ok::<_, DataFusionError>((part.finish().await?, None));
+            };
+            let mut kept = Part::open(&store, &dir, i, kept_schema, props.clone())?;
+            let mut rejected = Part::open(&rejects_store, &rejects_dir, i, schema, props)?;
             while let Some(batch) = stream.try_next().await? {
-                rows += batch.num_rows() as u64;
-                let (t, p) = tokens_in(&batch);
-                tokens += t;
-                padding += p;
-                writer.write(&batch).await?;
+                let (k, r) = split_rejects(&batch, column)?;
+                kept.write(&k).await?;
+                rejected.write(&r).await?;
             }
-            if rows == 0 {
-                return Ok::<_, DataFusionError>(None);
-            }
-            // finish() writes the footer and completes the upload.
-            writer.finish().await?;
-            let sink = writer.into_inner();
-            let record = FileRecord { path: name, rows, tokens, padding_tokens: padding, bytes: sink.bytes, sha256: hex::encode(sink.hash.finalize()) };
-            Ok(Some((path, record)))
+            Ok((kept.finish().await?, rejected.finish().await?))
         })
     });
-    let mut done = Vec::new();
+    let (mut done, mut done_rejects) = (Vec::new(), Vec::new());
     for t in futures::future::join_all(tasks).await {
-        if let Some(x) = t.map_err(|e| DataFusionError::External(Box::new(e)))?? {
-            done.push(x);
-        }
+        let (kept, rejected) = t.map_err(external)??;
+        done.extend(kept);
+        done_rejects.extend(rejected);
     }
+    let commit = |store, dir, done| commit(store, dir, done, target, facts, recipe_sha256);
+    let rejects = match &split {
+        Some((_, _, rejects_store, rejects_dir)) => Some(commit(rejects_store, rejects_dir, done_rejects).await?),
+        None => None,
+    };
+    let manifest = commit(&store, &dir, done).await?;
+    Ok(Written { manifest, rejects })
+}
+
+/// Renames finished parts into place, removes stale ones, and writes the manifest last.
+async fn commit(
+    store: &Arc<dyn ObjectStore>,
+    dir: &Path,
+    done: Vec<(Path, FileRecord)>,
+    target: &ParquetTarget,
+    facts: &PlanFacts,
+    recipe_sha256: &str,
+) -> Result<Manifest> {
     let mut files = Vec::with_capacity(done.len());
     for (path, record) in done {
-        store.rename(&path, &dir.clone().join(record.path.as_str())).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        store.rename(&path, &dir.clone().join(record.path.as_str())).await.map_err(external)?;
         files.push(record);
     }
-    remove_stale(&store, &dir, &files).await?;
+    remove_stale(store, dir, &files).await?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         tokq_version: env!("CARGO_PKG_VERSION").to_string(),
         recipe_sha256: recipe_sha256.to_string(),
-        tokenizers,
+        tokenizers: facts.tokenizers.clone(),
         compression: target.compression.clone(),
         rows: files.iter().map(|f| f.rows).sum(),
         tokens: files.iter().map(|f| f.tokens).sum(),
@@ -266,17 +386,14 @@ pub async fn write(
         bytes: files.iter().map(|f| f.bytes).sum(),
         files,
     };
-    let body = serde_json::to_vec_pretty(&manifest).map_err(|e| DataFusionError::External(Box::new(e)))?;
-    store
-        .put(&dir.clone().join(MANIFEST_NAME), PutPayload::from(body))
-        .await
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    Ok(Written { manifest })
+    let body = serde_json::to_vec_pretty(&manifest).map_err(external)?;
+    store.put(&dir.clone().join(MANIFEST_NAME), PutPayload::from(body)).await.map_err(external)?;
+    Ok(manifest)
 }
 
 /// Removes part files of an earlier run that this run did not write, and unfinished files.
 async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
-    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(external)?;
     let stale = listed.into_iter().filter(|m| {
         let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
         let rel = rel.as_ref();
@@ -289,7 +406,7 @@ async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileReco
     }))
     .buffer_unordered(8);
     while let Some(r) = deletes.next().await {
-        r.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        r.map_err(external)?;
     }
     Ok(())
 }
