@@ -13,6 +13,7 @@ below --min-word-agreement for the words.
 import argparse
 import gzip
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -87,11 +88,28 @@ def difference(want, have):
     if isinstance(want, list):
         i = next((i for i, (x, y) in enumerate(zip(want, have)) if x != y), min(len(want), len(have)))
         return f"word {i}: datatrove {want[max(0, i - 2):i + 3]} tokq {have[max(0, i - 2):i + 3]}"
-    if isinstance(want, tuple):
-        if want[0] != have[0]:
-            return f"datatrove {want[0]!r} tokq {have[0]!r}"
-        return f"same decision {want[0]!r}, kept text differs"
-    return f"datatrove {want!r} tokq {have!r}"
+    if want[0] != have[0]:
+        return f"datatrove {want[0]!r} tokq {have[0]!r}"
+    return f"same decision {want[0]!r}, kept text differs"
+
+
+_FILTERS = None
+
+
+def reference_judgments(text):
+    """datatrove's words and every filter's judgment of one text (runs in a worker process)."""
+    global _FILTERS
+    from datatrove.utils.text import split_into_words
+
+    if _FILTERS is None:
+        _FILTERS = reference_filters()
+    single, cascade = _FILTERS
+    out = {"words": split_into_words(text)}
+    for name, f in single.items():
+        reason, left = judge(f, text)
+        out[name] = (reason, left) if name.startswith("c4") else (reason,)
+    out["fineweb_cascade"] = run_cascade(cascade, text)
+    return out
 
 
 def main():
@@ -102,10 +120,9 @@ def main():
     ap.add_argument("--min-word-agreement", type=float, default=1.0)
     ap.add_argument("--show", type=int, default=5, help="disagreements to print per filter and corpus")
     ap.add_argument("--wikipedia-docs", type=int, default=1000, help="the first N Wikipedia documents (0: all)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="datatrove worker processes")
     a = ap.parse_args()
-    from datatrove.utils.text import split_into_words
-
-    single, cascade = reference_filters()
+    single, _ = reference_filters()
     s = a.shared
     corpora = {
         "reuters-21578": (os.path.join(s, "corpora/reuters-21578/reuters21578.jsonl.gz"), None),
@@ -132,28 +149,30 @@ def main():
             shown = Counter()
             total = 0
             t0 = time.perf_counter()
-            for line, text in documents(path, limit):
-                total += 1
-                mine = got.get(line)
-                if mine is None:
-                    print(f"  {corpus} line {line}: missing from tokq's output")
-                    continue
-                checks = {"words": (split_into_words(text), mine["words"])}
-                for name, f in single.items():
-                    reason, left = judge(f, text)
-                    want = (reason, left) if name.startswith("c4") else reason
-                    have = (mine[name], mine[name + "_text"] if reason is None else left) if name.startswith("c4") else mine[name]
-                    checks[name] = (want, have)
-                    kept[name] += reason is None
-                chain = mine["fineweb_chain"] or {}
-                checks["fineweb_cascade"] = (run_cascade(cascade, text), (chain.get("filter_reason"), chain.get("text")))
-                kept["fineweb_cascade"] += checks["fineweb_cascade"][0][0] is None
-                for name, (want, have) in checks.items():
-                    if want == have:
-                        same[name] += 1
-                    elif shown[name] < a.show:
-                        shown[name] += 1
-                        print(f"  {corpus} line {line} {name}: {difference(want, have)}")
+            docs = list(documents(path, limit))
+            with multiprocessing.Pool(a.jobs) as pool:
+                judged = pool.imap(reference_judgments, [text for _, text in docs], chunksize=32)
+                for (line, _), ref in zip(docs, judged):
+                    total += 1
+                    mine = got.get(line)
+                    if mine is None:
+                        print(f"  {corpus} line {line}: missing from tokq's output")
+                        continue
+                    chain = mine["fineweb_chain"] or {}
+                    checks = {"words": (ref["words"], mine["words"])}
+                    for name in single:
+                        want = ref[name]
+                        have = (mine[name], mine[name + "_text"] if want[0] is None else want[1]) if name.startswith("c4") else (mine[name],)
+                        checks[name] = (want, have)
+                        kept[name] += want[0] is None
+                    checks["fineweb_cascade"] = (ref["fineweb_cascade"], (chain.get("filter_reason"), chain.get("text")))
+                    kept["fineweb_cascade"] += ref["fineweb_cascade"][0] is None
+                    for name, (want, have) in checks.items():
+                        if want == have:
+                            same[name] += 1
+                        elif shown[name] < a.show:
+                            shown[name] += 1
+                            print(f"  {corpus} line {line} {name}: {difference(want, have)}")
             ref_s = time.perf_counter() - t0
             for name in ["words", *single, "fineweb_cascade"]:
                 rate = same[name] / max(total, 1)
@@ -162,7 +181,7 @@ def main():
                 failed |= not ok
                 keep = "" if name == "words" else f"  datatrove keeps {100 * kept[name] / max(total, 1):.1f}%"
                 print(f"{'ok' if ok else 'FAIL'} {corpus:<18} {name:<18} identical on {same[name]}/{total} docs ({100 * rate:.2f}%){keep}", flush=True)
-            print(f"   {corpus}: tokq {tokq_s:.1f}s, datatrove {ref_s:.1f}s", flush=True)
+            print(f"   {corpus}: tokq {tokq_s:.1f}s, datatrove {ref_s:.1f}s ({a.jobs} processes)", flush=True)
     sys.exit(1 if failed else 0)
 
 

@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::params::{truthy, Params};
 use super::{ratio, Doc, Filter, Verdict};
@@ -70,7 +70,7 @@ pub struct Signals {
 
 /// datatrove's `find_duplicates`: (repeated elements, their characters).
 pub fn find_duplicates<'a>(items: impl IntoIterator<Item = &'a str>) -> (usize, usize) {
-    let mut seen = rustc_hash::FxHashSet::default();
+    let mut seen = FxHashSet::default();
     let (mut n, mut chars) = (0, 0);
     for x in items {
         if !seen.insert(x) {
@@ -212,11 +212,11 @@ fn top_ngram_chars(g: &Grams, n_words: usize, n: usize) -> Option<usize> {
 
 /// `find_all_duplicate(words, n)`: characters of n-grams (joined by "") seen before, skipping n
 /// words after each repeat.
-fn dup_ngram_chars(g: &Grams, n_words: usize, n: usize) -> usize {
+fn dup_ngram_chars(g: &Grams, n_words: usize, n: usize, seen: &mut FxHashSet<(u64, usize)>) -> usize {
     if n == 0 {
         return 0;
     }
-    let mut seen = rustc_hash::FxHashSet::default();
+    seen.clear();
     let (mut repeated, mut i) = (0, 0);
     while i + n <= n_words {
         if !seen.insert(g.concat_key(i, i + n)) {
@@ -287,8 +287,9 @@ impl GopherRepetition {
                 return None;
             }
         }
+        let mut seen = FxHashSet::with_capacity_and_hasher(words.len(), Default::default());
         for &(n, t) in &self.dup_n_grams {
-            if stop_after(dup_reason(n), ratio(dup_ngram_chars(&grams, words.len(), n), len), t) {
+            if stop_after(dup_reason(n), ratio(dup_ngram_chars(&grams, words.len(), n, &mut seen), len), t) {
                 return None;
             }
         }

@@ -15,6 +15,8 @@ struct Group {
     re: Regex,
     /// Width in characters of the look-behind, consumed before capture group 1.
     behind: usize,
+    /// The group has no look-around: capture group 1 is the whole match.
+    whole: bool,
 }
 
 pub struct Alternation {
@@ -127,7 +129,7 @@ impl Alternation {
         let mut easy: Vec<&str> = Vec::new();
         let flush = |easy: &mut Vec<&str>, groups: &mut Vec<Group>| {
             if !easy.is_empty() {
-                groups.push(Group { re: compile(&format!("{flags}((?:{}))", easy.join("|"))), behind: 0 });
+                groups.push(Group { re: compile(&format!("{flags}((?:{}))", easy.join("|"))), behind: 0, whole: true });
                 easy.clear();
             }
         };
@@ -135,7 +137,7 @@ impl Alternation {
             if alt.contains("(?<") || alt.contains("(?=") || alt.contains("(?!") {
                 flush(&mut easy, &mut groups);
                 let (p, behind) = convert(alt);
-                groups.push(Group { re: compile(&format!("{flags}{p}")), behind });
+                groups.push(Group { re: compile(&format!("{flags}{p}")), behind, whole: false });
             } else {
                 easy.push(alt);
             }
@@ -151,6 +153,11 @@ impl Alternation {
             0 => pos,
             n => s[..pos].char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
         };
+        // Most searches fail: a plain find rejects them without building captures.
+        let m = group.re.find_at(s, from)?;
+        if group.whole {
+            return Some(m.range()).filter(|r| r.start >= pos);
+        }
         let caps = group.re.captures_at(s, from)?;
         caps.get(1).map(|m| m.range()).filter(|r| r.start >= pos)
     }

@@ -35,6 +35,11 @@ pub fn is_punctuation(c: char) -> bool {
     )
 }
 
+/// `unicodedata.category(c).startswith("M")`.
+pub fn is_mark(c: char) -> bool {
+    !c.is_ascii() && matches!(get_general_category(c), G::NonspacingMark | G::SpacingMark | G::EnclosingMark)
+}
+
 /// `unicodedata.category(c) == "Mn"`.
 pub fn is_nonspacing_mark(c: char) -> bool {
     !c.is_ascii() && get_general_category(c) == G::NonspacingMark

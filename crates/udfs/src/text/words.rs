@@ -7,7 +7,7 @@
 //! re-match special cases that span several tokens. The patterns and special cases are spaCy's own,
 //! written to `spacy_en/` by `tests/parity/gen_spacy_en.py`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -39,9 +39,9 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
         // called only on spans that contain a dot (every URL it accepts does).
         url: Regex::new(include_str!("spacy_en/url.re")).unwrap_or_else(|e| panic!("spaCy URL pattern: {e}")),
         specials,
-        phrases: HashMap::new(),
+        phrases: HashMap::default(),
     };
-    let mut phrases: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::new();
+    let mut phrases: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::default();
     for key in rules.specials.keys() {
         let cut = rules.find_prefix(key) > 0 || rules.find_suffix(key) > 0 || rules.has_infix(key) || key.contains(' ');
         if cut {
@@ -108,6 +108,10 @@ impl Rules {
         if !with_specials {
             return self.span(text, r, out, false);
         }
+        // Spans of letters skip the cache: the fast path is cheaper than a lookup.
+        if text[r.clone()].chars().all(is_letter) {
+            return self.span(text, r, out, true);
+        }
         SPAN_CACHE.with_borrow_mut(|cache| {
             let key = &text[r.clone()];
             if let Some(parts) = cache.get(key) {
@@ -126,12 +130,29 @@ impl Rules {
         })
     }
 
+    /// The affix and infix passes alone, without special cases or the fast path.
+    #[cfg(test)]
+    fn tokenize_slow(&self, s: &str, out: &mut Vec<Range<usize>>) {
+        self.affixes(s, 0, out, false);
+    }
+
     /// One whitespace-delimited span: specials, then prefixes and suffixes, then infixes.
     fn span(&self, text: &str, r: Range<usize>, out: &mut Vec<Range<usize>>, with_specials: bool) {
-        let (base, mut s) = (r.start, &text[r]);
+        let (base, s) = (r.start, &text[r.clone()]);
         if self.push_special(s, base, out, with_specials) {
             return;
         }
+        // Every prefix, suffix and infix pattern needs a digit, punctuation or a symbol (see
+        // `letters_take_the_fast_path`), so a span of letters is one token.
+        if s.chars().all(is_letter) {
+            out.push(r);
+            return;
+        }
+        self.affixes(s, base, out, with_specials);
+    }
+
+    /// spaCy's prefix, suffix and infix passes over a span that is not a special case.
+    fn affixes(&self, mut s: &str, base: usize, out: &mut Vec<Range<usize>>, with_specials: bool) {
         let mut start = base;
         let mut suffixes: Vec<Range<usize>> = Vec::new();
         let mut last_size = 0;
@@ -256,6 +277,11 @@ impl Rules {
     }
 }
 
+/// A letter or a combining mark (Python `isalpha`, or category M*).
+fn is_letter(c: char) -> bool {
+    c.is_ascii_alphabetic() || (!c.is_ascii() && (super::py::isalpha(c) || super::py::is_mark(c)))
+}
+
 /// spaCy's tokens of `text` as byte ranges, whitespace tokens included (the sentencizer sees them).
 pub fn tokens(text: &str) -> Vec<Range<usize>> {
     let en = &*EN;
@@ -276,7 +302,22 @@ pub fn split_words(text: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::split_words;
+    use proptest::prelude::*;
+
+    use super::{is_letter, split_words, EN};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The fast path is exact: spaCy's full algorithm keeps any span of letters whole.
+        #[test]
+        fn letters_take_the_fast_path(span in "[a-zA-ZªºµßÀ-ÿĀ-ž\\p{Greek}\\p{Cyrillic}\\p{Arabic}\\p{Devanagari}\\p{Han}\\p{Hangul}\\p{Thai}\\p{Hebrew}\\p{Mn}\\p{Mc}]{1,12}") {
+            prop_assume!(span.chars().all(is_letter));
+            let mut slow = Vec::new();
+            EN.tokenize_slow(&span, &mut slow);
+            prop_assert_eq!(slow, vec![0..span.len()]);
+        }
+    }
 
     #[test]
     fn splits_like_spacy() {
