@@ -128,6 +128,7 @@ def main():
         "reuters-21578": (os.path.join(s, "corpora/reuters-21578/reuters21578.jsonl.gz"), None),
         "nltk-webtext": (os.path.join(s, "corpora/nltk-webtext/webtext.jsonl"), None),
         "wikipedia-en-2015": (os.path.join(s, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"), a.wikipedia_docs or None),
+        "spdx-licenses": (os.path.join(s, "corpora/spdx-licenses/spdx_licenses.jsonl"), None),
     }
     failed = False
     with tempfile.TemporaryDirectory() as tmp:

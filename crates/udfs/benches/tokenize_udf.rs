@@ -5,9 +5,7 @@
 //! Defaults: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs); tiktoken:cl100k_base and
 //! ../shared/tokenizers/gpt2/tokenizer.json.
 
-use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
-use std::time::Instant;
 
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -15,30 +13,9 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_udfs::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
 
-const DOCS: usize = 1000;
-const ROUNDS: usize = 3;
+mod common;
 
-fn load(path: &str) -> Vec<String> {
-    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let r: Box<dyn Read> = if path.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(f)) } else { Box::new(f) };
-    BufReader::new(r)
-        .lines()
-        .take(DOCS)
-        .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap()["text"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn best<T>(mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut out = None;
-    let mut best = f64::MAX;
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        let r = f();
-        best = best.min(t.elapsed().as_secs_f64());
-        out = Some(r);
-    }
-    (best, out.unwrap())
-}
+use common::{best, load, ROUNDS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();

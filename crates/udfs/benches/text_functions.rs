@@ -1,0 +1,54 @@
+//! The text functions' pure cores on one core, against the Rust building blocks they cannot beat
+//! (lowercasing and a whitespace split over the same text), on the same documents.
+//!
+//!   cargo bench --bench text_functions -- [CORPUS.jsonl[.gz]]
+//! Default: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs).
+
+mod common;
+
+use std::hint::black_box;
+
+use common::{best, load, ROUNDS};
+use tokq_udfs::quality::c4::C4Quality;
+use tokq_udfs::quality::chain::{Chain, FINEWEB};
+use tokq_udfs::quality::fineweb::FineWebQuality;
+use tokq_udfs::quality::gopher::GopherQuality;
+use tokq_udfs::quality::repetition::GopherRepetition;
+use tokq_udfs::quality::{Doc, Filter};
+use tokq_udfs::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
+use tokq_udfs::text::language::detect_language;
+use tokq_udfs::text::words::split_words;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let corpus = args.first().cloned().unwrap_or_else(|| "../../../shared/corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz".into());
+    let docs = load(&corpus);
+    let mb = docs.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+    println!("corpus {corpus}: {} docs, {mb:.1} MB; best of {ROUNDS} rounds, one thread", docs.len());
+    let run = |f: &dyn Fn(&str) -> usize| best(|| docs.iter().map(|d| f(black_box(d))).sum::<usize>()).0;
+    let (baseline, _) = best(|| docs.iter().map(|d| d.to_lowercase().split_whitespace().count()).sum::<usize>());
+    println!("{:<34} {:>9.1} MB/s  (reference: lowercase + whitespace split)", "baseline", mb / baseline);
+    let filters: Vec<Box<dyn Filter>> = vec![
+        Box::new(GopherRepetition::default()),
+        Box::new(GopherQuality::default()),
+        Box::new(C4Quality::with_params("filter_no_terminal_punct=false").expect("c4 params")),
+        Box::new(FineWebQuality::default()),
+    ];
+    let chain = Chain::parse(FINEWEB).expect("fineweb chain");
+    let mut cases: Vec<(String, Box<dyn Fn(&str) -> usize>)> = vec![
+        ("split_words".into(), Box::new(|t| split_words(t).len())),
+        ("quality_chain 'fineweb'".into(), Box::new(move |t| chain.run(t).dropped.is_some() as usize)),
+        ("simplify_text".into(), Box::new(|t| simplify_text(t).len())),
+        ("mask_pii".into(), Box::new(|t| mask_pii(t).len())),
+        ("clean_text".into(), Box::new(|t| clean_text(t).len())),
+        ("normalize_text NFC".into(), Box::new(|t| normalize_text(t, Form::Nfc).len())),
+        ("detect_language".into(), Box::new(|t| detect_language(t).is_some() as usize)),
+    ];
+    for f in filters {
+        cases.push((format!("{} (words included)", f.name()), Box::new(move |t| f.check(&Doc::new(t)).reason().is_some() as usize)));
+    }
+    for (name, f) in &cases {
+        let s = run(f.as_ref());
+        println!("{name:<34} {:>9.1} MB/s  {:>8.0} docs/s  {:.2}x baseline time", mb / s, docs.len() as f64 / s, s / baseline);
+    }
+}
