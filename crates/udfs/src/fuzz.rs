@@ -42,6 +42,12 @@ fn exercise(text: &str) {
         let _ = f.check(&doc);
         assert_eq!(f.signals(&doc).len(), f.signal_names().len());
     }
+    // Deciding counts sentences only up to the minimum; counting them all must agree.
+    for c4 in [C4Quality::default(), C4Quality { filter_no_terminal_punct: false, min_num_sentences: 2, ..Default::default() }] {
+        let full = c4.run(text);
+        assert_eq!(c4.check(&Doc::new(text)).reason(), full.reason);
+        assert_eq!(c4.kept_text(text), full.text);
+    }
     if let Ok(chain) = Chain::parse(FINEWEB) {
         let _ = chain.run(text);
     }

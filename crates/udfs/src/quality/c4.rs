@@ -96,7 +96,19 @@ impl C4Quality {
         Ok(f)
     }
 
+    /// Runs C4 and counts every sentence of the kept lines (for the signals).
     pub fn run(&self, text: &str) -> Outcome {
+        self.run_counting(text, true)
+    }
+
+    /// The text C4 keeps, NULL when it drops the document.
+    pub fn kept_text(&self, text: &str) -> Option<String> {
+        self.run_counting(text, false).text
+    }
+
+    /// With `count_all` false, sentences are counted only until `min_num_sentences` is reached:
+    /// the decision needs no more, and counting means tokenizing every kept line.
+    fn run_counting(&self, text: &str, count_all: bool) -> Outcome {
         let lines = if self.split_paragraph { py::splitlines(text) } else { split_sentences(text) };
         let mut out = Outcome { reason: None, text: None, n_lines: lines.len(), n_kept_lines: 0, n_sentences: 0 };
         let mut kept: Vec<std::borrow::Cow<str>> = Vec::new();
@@ -128,7 +140,7 @@ impl C4Quality {
             if self.filter_policy && POLICY.iter().any(|p| lower.contains(p)) {
                 continue;
             }
-            if self.min_num_sentences != -1 {
+            if self.min_num_sentences != -1 && (count_all || (out.n_sentences as i64) < self.min_num_sentences) {
                 out.n_sentences += if self.split_paragraph { count_sentences(&line) } else { 1 };
             }
             kept.push(line);
@@ -150,7 +162,7 @@ impl Filter for C4Quality {
     }
 
     fn check(&self, doc: &Doc) -> Verdict {
-        let o = self.run(doc.text);
+        let o = self.run_counting(doc.text, false);
         match (o.reason, o.text) {
             (Some(r), _) => Verdict::Drop(r),
             (None, Some(t)) if t != doc.text => Verdict::Rewrite(t),

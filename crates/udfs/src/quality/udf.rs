@@ -147,7 +147,7 @@ impl ScalarUDFImpl for QualityUdf {
                 let f = C4Quality::with_params(&params)?;
                 let mut b = StringBuilder::new();
                 for_each_str(self.name, &texts, |t| {
-                    b.append_option(t.and_then(|t| f.run(t).text));
+                    b.append_option(t.and_then(|t| f.kept_text(t)));
                     Ok(())
                 })?;
                 Arc::new(b.finish())
