@@ -1,8 +1,8 @@
 //! The text functions' pure cores on one core, against the Rust building blocks they cannot beat
 //! (lowercasing and a whitespace split over the same text), on the same documents.
 //!
-//!   cargo bench --bench text_functions -- [CORPUS.jsonl[.gz]]
-//! Default: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs).
+//!   cargo bench --bench text_functions -- [CORPUS.jsonl[.gz] [NAME_SUBSTRING]]
+//! Default: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs), every function.
 
 mod common;
 
@@ -47,7 +47,8 @@ fn main() {
     for f in filters {
         cases.push((format!("{} (words included)", f.name()), Box::new(move |t| f.check(&Doc::new(t)).reason().is_some() as usize)));
     }
-    for (name, f) in &cases {
+    let only = args.get(1).map(String::as_str).unwrap_or("");
+    for (name, f) in cases.iter().filter(|(name, _)| name.contains(only)) {
         let s = run(f.as_ref());
         println!("{name:<34} {:>9.1} MB/s  {:>8.0} docs/s  {:.2}x baseline time", mb / s, docs.len() as f64 / s, s / baseline);
     }

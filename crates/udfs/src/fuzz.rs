@@ -9,7 +9,7 @@ use crate::quality::chain::{Chain, FINEWEB};
 use crate::quality::fineweb::FineWebQuality;
 use crate::quality::gopher::GopherQuality;
 use crate::quality::repetition::GopherRepetition;
-use crate::quality::{Doc, Filter};
+use crate::quality::{Doc, Filter, Verdict};
 use crate::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
 use crate::text::language::detect_language;
 use crate::text::sentences::{count_sentences, split_sentences};
@@ -47,6 +47,15 @@ fn exercise(text: &str) {
         let full = c4.run(text);
         assert_eq!(c4.check(&Doc::new(text)).reason(), full.reason);
         assert_eq!(c4.kept_text(text), full.text);
+    }
+    // C4 hands on the kept text's words, derived from the document's: they must be that text's words.
+    let lenient = C4Quality { filter_no_terminal_punct: false, min_num_sentences: 0, min_words_per_line: 0, ..Default::default() };
+    for c4 in [lenient, C4Quality { min_num_sentences: 0, ..Default::default() }] {
+        let doc = Doc::new(text);
+        doc.words();
+        if let Verdict::Rewrite { text: kept, words: Some(words) } = c4.check(&doc) {
+            assert_eq!(words.into_iter().map(|r| &kept[r]).collect::<Vec<_>>(), split_words(&kept));
+        }
     }
     if let Ok(chain) = Chain::parse(FINEWEB) {
         let _ = chain.run(text);

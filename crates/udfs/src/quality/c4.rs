@@ -1,6 +1,8 @@
 //! `C4QualityFilter` (datatrove `c4_filters.py`, C4 paper section 2.2): drops lines, then the
 //! document if too few sentences remain, and keeps the remaining lines as the new text.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -10,6 +12,7 @@ use super::{Doc, Filter, Verdict};
 use crate::error::TokqError;
 use crate::text::py;
 use crate::text::sentences::{count_sentences, split_sentences};
+use crate::text::words::split_words;
 
 static CITATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\d*]|\[edit]|\[citation needed]").unwrap_or_else(|e| panic!("citation pattern: {e}")));
@@ -98,20 +101,21 @@ impl C4Quality {
 
     /// Runs C4 and counts every sentence of the kept lines (for the signals).
     pub fn run(&self, text: &str) -> Outcome {
-        self.run_counting(text, true)
+        self.run_counting(text, true).0
     }
 
     /// The text C4 keeps, NULL when it drops the document.
     pub fn kept_text(&self, text: &str) -> Option<String> {
-        self.run_counting(text, false).text
+        self.run_counting(text, false).0.text
     }
 
     /// With `count_all` false, sentences are counted only until `min_num_sentences` is reached:
-    /// the decision needs no more, and counting means tokenizing every kept line.
-    fn run_counting(&self, text: &str, count_all: bool) -> Outcome {
+    /// the decision needs no more, and counting means tokenizing every kept line. Also returns
+    /// the kept lines, borrowed from `text` unless a citation was cut out of them.
+    fn run_counting<'t>(&self, text: &'t str, count_all: bool) -> (Outcome, Vec<Cow<'t, str>>) {
         let lines = if self.split_paragraph { py::splitlines(text) } else { split_sentences(text) };
         let mut out = Outcome { reason: None, text: None, n_lines: lines.len(), n_kept_lines: 0, n_sentences: 0 };
-        let mut kept: Vec<std::borrow::Cow<str>> = Vec::new();
+        let mut kept: Vec<Cow<str>> = Vec::new();
         for line in lines {
             let line = py::strip(line);
             let words = py::split_whitespace(line).collect::<Vec<_>>();
@@ -128,14 +132,14 @@ impl C4Quality {
             let lower = line.to_lowercase();
             if self.filter_lorem_ipsum && lower.contains("lorem ipsum") {
                 out.reason = Some("lorem_ipsum");
-                return out;
+                return (out, kept);
             }
             if self.filter_javascript && lower.contains("javascript") {
                 continue;
             }
             if self.filter_curly_bracket && line.contains('{') {
                 out.reason = Some("curly_bracket");
-                return out;
+                return (out, kept);
             }
             if self.filter_policy && POLICY.iter().any(|p| lower.contains(p)) {
                 continue;
@@ -148,12 +152,50 @@ impl C4Quality {
         out.n_kept_lines = kept.len();
         if (out.n_sentences as i64) < self.min_num_sentences {
             out.reason = Some("too_few_sentences");
-            return out;
+            return (out, kept);
         }
         let joined = kept.join(if self.split_paragraph { "\n" } else { " " });
         out.text = Some(py::strip(&joined).to_string());
-        out
+        (out, kept)
     }
+}
+
+/// Bytes that stripping takes off the front of the kept lines joined by newlines: lines are
+/// stripped before citations are cut, so a line can still start with whitespace.
+fn lead(kept: &[Cow<str>]) -> usize {
+    let mut lead = 0;
+    for line in kept {
+        let rest = py::lstrip(line);
+        if !rest.is_empty() {
+            return lead + line.len() - rest.len();
+        }
+        lead += line.len() + 1;
+    }
+    lead
+}
+
+/// The words of the kept text (`kept` joined by newlines, then stripped by `lead` bytes) as
+/// ranges in it. spaCy's words depend on each whitespace-separated span alone, and a kept line is
+/// whole spans: where the line is a slice of the document, its words are the document's words
+/// there; a line with a citation cut out is split afresh.
+fn kept_words(text: &str, words: &[&str], kept: &[Cow<str>], lead: usize) -> Vec<Range<usize>> {
+    let offset = |outer: &str, inner: &str| inner.as_ptr() as usize - outer.as_ptr() as usize;
+    let starts: Vec<usize> = words.iter().map(|w| offset(text, w)).collect();
+    let mut out = Vec::with_capacity(words.len());
+    let mut pos = 0;
+    for line in kept {
+        let at = pos - lead;
+        match line {
+            Cow::Borrowed(l) => {
+                let o = offset(text, l);
+                let (from, to) = (starts.partition_point(|&s| s < o), starts.partition_point(|&s| s < o + l.len()));
+                out.extend((from..to).map(|i| at + starts[i] - o..at + starts[i] - o + words[i].len()));
+            }
+            Cow::Owned(l) => out.extend(split_words(l).into_iter().map(|w| at + offset(l, w)..at + offset(l, w) + w.len())),
+        }
+        pos += line.len() + 1;
+    }
+    out
 }
 
 impl Filter for C4Quality {
@@ -162,10 +204,15 @@ impl Filter for C4Quality {
     }
 
     fn check(&self, doc: &Doc) -> Verdict {
-        let o = self.run_counting(doc.text, false);
+        let (o, kept) = self.run_counting(doc.text, false);
         match (o.reason, o.text) {
             (Some(r), _) => Verdict::Drop(r),
-            (None, Some(t)) if t != doc.text => Verdict::Rewrite(t),
+            (None, Some(t)) if t != doc.text => {
+                // Sentences (split_paragraph=false) can cut a span in two, so their words are not carried.
+                let carried = doc.words_if_split().filter(|_| self.split_paragraph);
+                let words = carried.map(|w| kept_words(doc.text, w, &kept, lead(&kept)));
+                Verdict::Rewrite { text: t, words }
+            }
             _ => Verdict::Keep,
         }
     }

@@ -1,7 +1,6 @@
 //! Several filters over one document in one pass, as datatrove runs a pipeline of filters: each
 //! sees the text the previous one kept, and the first drop decides. Words are split once and
-//! shared; after a rewrite they are reused when the rewrite changed only whitespace (spaCy's
-//! words depend only on the whitespace-separated spans).
+//! shared; a filter that rewrites the text hands on the new text's words when it can derive them.
 
 use super::c4::C4Quality;
 use super::fineweb::FineWebQuality;
@@ -9,7 +8,6 @@ use super::gopher::GopherQuality;
 use super::repetition::GopherRepetition;
 use super::{Doc, Filter, Verdict};
 use crate::error::TokqError;
-use crate::text::py;
 
 /// FineWeb's cascade: GopherRepetition -> GopherQuality -> C4 (terminal punctuation kept) -> FineWeb.
 pub const FINEWEB: &str = "gopher_repetition; gopher_quality; c4_quality(filter_no_terminal_punct=false); fineweb_quality";
@@ -86,11 +84,10 @@ impl Chain {
         match f.check(doc) {
             Verdict::Keep => self.run_from(i + 1, doc, rewritten),
             Verdict::Drop(r) => Outcome { dropped: Some((f.name(), r)), text: None },
-            Verdict::Rewrite(t) => {
-                let same_spans = py::split_whitespace(doc.text).eq(py::split_whitespace(&t));
-                let next = match doc.words_if_split() {
-                    Some(words) if same_spans => Doc::with_words(&t, words.clone()),
-                    _ => Doc::new(&t),
+            Verdict::Rewrite { text: t, words } => {
+                let next = match words {
+                    Some(words) => Doc::with_words(&t, words.into_iter().map(|r| &t[r]).collect()),
+                    None => Doc::new(&t),
                 };
                 self.run_from(i + 1, &next, Some(&t))
             }

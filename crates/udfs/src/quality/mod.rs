@@ -15,6 +15,7 @@ pub mod udf;
 mod tests;
 
 use std::cell::OnceCell;
+use std::ops::Range;
 
 use crate::text::words::split_words;
 
@@ -47,8 +48,9 @@ impl<'a> Doc<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     Keep,
-    /// Kept, with the text the filter keeps (C4 drops lines).
-    Rewrite(String),
+    /// Kept, with the text the filter keeps (C4 drops lines) and, when the filter could carry
+    /// them over from the document's, that text's words as byte ranges.
+    Rewrite { text: String, words: Option<Vec<Range<usize>>> },
     Drop(&'static str),
 }
 
