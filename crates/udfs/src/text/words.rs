@@ -48,6 +48,11 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
             let mut spans = Vec::new();
             rules.tokenize(key, &mut spans, false);
             let tokens: Vec<String> = spans.into_iter().map(|r| key[r].to_string()).collect();
+            // A one-token phrase whose special case is that token changes nothing.
+            if tokens.len() == 1 && rules.specials.get(key) == Some(&tokens) {
+                continue;
+            }
+            assert!(tokens.len() > 1, "spaCy special case {key:?} is one token that splits: `apply_phrases` assumes none");
             if let Some(first) = tokens.first() {
                 phrases.entry(first.clone()).or_default().push((tokens, key.clone()));
             }
@@ -57,11 +62,38 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
     rules
 });
 
+/// Punctuation that `quick_span` splits off the front and the back of a span.
+const QUICK_LEAD: &str = "\"([“'";
+const QUICK_TRAIL: &str = ",.;:!?)]\"”'";
+
 const SPAN_CACHE_ENTRIES: usize = 1 << 16;
 const SPAN_CACHE_MAX_LEN: usize = 64;
 
+type SpanCache = HashMap<String, Vec<(u32, u32)>>;
+
 thread_local! {
-    static SPAN_CACHE: std::cell::RefCell<HashMap<String, Vec<(u32, u32)>>> = Default::default();
+    static SPAN_CACHE: std::cell::RefCell<SpanCache> = Default::default();
+}
+
+/// spaCy's spans: runs of whitespace and of non-whitespace, a single space between two words
+/// belonging to neither.
+fn each_span(text: &str, mut f: impl FnMut(Range<usize>)) {
+    let mut chars = text.char_indices().peekable();
+    let Some(&(_, first)) = chars.peek() else { return };
+    let mut in_ws = isspace(first);
+    let mut start = 0;
+    for (i, c) in chars {
+        if isspace(c) != in_ws {
+            if start < i {
+                f(start..i);
+            }
+            start = if c == ' ' { i + 1 } else { i };
+            in_ws = !in_ws;
+        }
+    }
+    if start < text.len() {
+        f(start..text.len());
+    }
 }
 
 
@@ -84,50 +116,69 @@ impl Rules {
 
     /// Tokens of `text` as byte ranges, whitespace tokens included, before the phrase pass.
     fn tokenize(&self, text: &str, out: &mut Vec<Range<usize>>, with_specials: bool) {
-        let mut chars = text.char_indices().peekable();
-        let Some(&(_, first)) = chars.peek() else { return };
-        let mut in_ws = isspace(first);
-        let mut start = 0;
-        for (i, c) in chars {
-            if isspace(c) != in_ws {
-                if start < i {
-                    self.cached_span(text, start..i, out, with_specials);
-                }
-                start = if c == ' ' { i + 1 } else { i };
-                in_ws = !in_ws;
-            }
+        if !with_specials {
+            return each_span(text, |r| self.span(text, r, out, false));
         }
-        if start < text.len() {
-            self.cached_span(text, start..text.len(), out, with_specials);
-        }
+        SPAN_CACHE.with_borrow_mut(|cache| each_span(text, |r| self.cached_span(cache, text, r, out)))
     }
 
     /// A span's tokens depend on the span alone, and most spans are words that repeat: like spaCy,
-    /// remember each span's split (per thread, bounded).
-    fn cached_span(&self, text: &str, r: Range<usize>, out: &mut Vec<Range<usize>>, with_specials: bool) {
-        if !with_specials {
-            return self.span(text, r, out, false);
+    /// remember each span's split (per thread, bounded). Letters and `quick_span` shapes are
+    /// cheaper to split than to look up.
+    fn cached_span(&self, cache: &mut SpanCache, text: &str, r: Range<usize>, out: &mut Vec<Range<usize>>) {
+        let s = &text[r.clone()];
+        if self.push_special(s, r.start, out, true) {
+            return;
         }
-        // Spans of letters skip the cache: the fast path is cheaper than a lookup.
-        if text[r.clone()].chars().all(is_letter) {
-            return self.span(text, r, out, true);
+        if s.chars().all(is_letter) {
+            return out.push(r);
         }
-        SPAN_CACHE.with_borrow_mut(|cache| {
-            let key = &text[r.clone()];
-            if let Some(parts) = cache.get(key) {
-                out.extend(parts.iter().map(|&(a, b)| r.start + a as usize..r.start + b as usize));
-                return;
-            }
-            let from = out.len();
-            self.span(text, r.clone(), out, true);
-            if cache.len() >= SPAN_CACHE_ENTRIES {
-                cache.clear();
-            }
-            let parts = out[from..].iter().map(|t| ((t.start - r.start) as u32, (t.end - r.start) as u32)).collect();
-            if key.len() <= SPAN_CACHE_MAX_LEN {
-                cache.insert(key.to_string(), parts);
-            }
-        })
+        if self.quick_span(s, r.start, out) {
+            return;
+        }
+        if let Some(parts) = cache.get(s) {
+            return out.extend(parts.iter().map(|&(a, b)| r.start + a as usize..r.start + b as usize));
+        }
+        let from = out.len();
+        self.span(text, r.clone(), out, true);
+        if cache.len() >= SPAN_CACHE_ENTRIES {
+            cache.clear();
+        }
+        if s.len() <= SPAN_CACHE_MAX_LEN {
+            cache.insert(s.to_string(), out[from..].iter().map(|t| ((t.start - r.start) as u32, (t.end - r.start) as u32)).collect());
+        }
+    }
+
+    /// Spans such as `word,` `"word` `(1990);`: a run of letters or of ASCII digits with at most
+    /// one punctuation character each side, which spaCy splits off as tokens of their own
+    /// (`quick_spans_split_as_spacy_does` checks every character of the sets). Returns false for
+    /// other spans, and for spans where spaCy would meet a special case on the way.
+    fn quick_span(&self, s: &str, at: usize, out: &mut Vec<Range<usize>>) -> bool {
+        let lead = s.chars().next().filter(|c| QUICK_LEAD.contains(*c)).map_or(0, char::len_utf8);
+        let trail = s[lead..].chars().next_back().filter(|c| QUICK_TRAIL.contains(*c)).map_or(0, char::len_utf8);
+        let core = &s[lead..s.len() - trail];
+        let (Some(last), true) = (core.bytes().last(), lead + trail > 0) else { return false };
+        let letters = core.chars().all(is_letter);
+        if !letters && !core.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        // A dot splits off only after a lowercase letter or a digit (or two capitals, left to spaCy).
+        if s[s.len() - trail..] == *"." && !(last.is_ascii_lowercase() || last.is_ascii_digit()) {
+            return false;
+        }
+        if lead > 0 && trail > 0 && (self.specials.contains_key(&s[lead..]) || self.specials.contains_key(&s[..s.len() - trail])) {
+            return false;
+        }
+        if lead > 0 {
+            out.push(at..at + lead);
+        }
+        if !self.push_special(core, at + lead, out, true) {
+            out.push(at + lead..at + lead + core.len());
+        }
+        if trail > 0 {
+            out.push(at + s.len() - trail..at + s.len());
+        }
+        true
     }
 
     /// The affix and infix passes alone, without special cases or the fast path.
@@ -232,6 +283,10 @@ impl Rules {
     fn apply_phrases(&self, text: &str, tokens: Vec<Range<usize>>) -> Vec<Range<usize>> {
         let mut found: Vec<(usize, usize, &str)> = Vec::new();
         for (i, t) in tokens.iter().enumerate() {
+            // A phrase is several tokens with nothing between them.
+            if tokens.get(i + 1).is_none_or(|next| next.start != t.end) {
+                continue;
+            }
             let Some(candidates) = self.phrases.get(&text[t.clone()]) else { continue };
             for (pattern, key) in candidates {
                 let end = i + pattern.len();
@@ -304,10 +359,19 @@ pub fn split_words(text: &str) -> Vec<&str> {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{is_letter, split_words, EN};
+    use super::{is_letter, split_words, EN, QUICK_LEAD, QUICK_TRAIL};
+
+    fn core() -> impl Strategy<Value = String> {
+        let specials: Vec<String> = EN.specials.keys().filter(|k| k.chars().all(is_letter)).cloned().chain(["Mr", "I", "A", "e", "s", "km", "USA"].map(String::from)).collect();
+        prop_oneof!["[a-zA-Z]{1,8}", "[0-9]{1,5}", "[a-zßéÀ-ÿ\\p{Greek}\\p{Cyrillic}\\p{Han}\\p{Mn}]{1,6}", prop::sample::select(specials)]
+    }
+
+    fn around(chars: &str) -> impl Strategy<Value = String> {
+        prop::option::of(prop::sample::select(chars.chars().collect::<Vec<_>>())).prop_map(|c| c.map(String::from).unwrap_or_default())
+    }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig { cases: 2000, max_global_rejects: 1 << 20, ..ProptestConfig::default() })]
 
         /// The fast path is exact: spaCy's full algorithm keeps any span of letters whole.
         #[test]
@@ -316,6 +380,29 @@ mod tests {
             let mut slow = Vec::new();
             EN.tokenize_slow(&span, &mut slow);
             prop_assert_eq!(slow, vec![0..span.len()]);
+        }
+
+        /// `quick_span` splits exactly as spaCy's full algorithm, special cases included.
+        #[test]
+        fn quick_spans_split_as_spacy_does(lead in around(QUICK_LEAD), core in core(), trail in around(QUICK_TRAIL)) {
+            let s = format!("{lead}{core}{trail}");
+            prop_assume!(!EN.specials.contains_key(&s));
+            let mut quick = Vec::new();
+            if EN.quick_span(&s, 0, &mut quick) {
+                let mut full = Vec::new();
+                EN.span(&s, 0..s.len(), &mut full, true);
+                prop_assert_eq!(quick, full);
+            }
+        }
+    }
+
+    #[test]
+    fn quick_spans_cover_the_common_shapes() {
+        for s in ["word,", "word.", "\"Word", "(1990)", "1990.", "“word”", "cannot,"] {
+            assert!(EN.quick_span(s, 0, &mut Vec::new()), "{s}");
+        }
+        for s in ["I.", "USA.", "word-", "(Mr.", "a.m.,"] {
+            assert!(!EN.quick_span(s, 0, &mut Vec::new()), "{s}");
         }
     }
 
