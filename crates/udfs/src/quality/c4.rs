@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::params::Params;
@@ -17,7 +18,27 @@ use crate::text::words::split_words;
 static CITATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\d*]|\[edit]|\[citation needed]").unwrap_or_else(|e| panic!("citation pattern: {e}")));
 const END_PUNCTUATION: [char; 5] = ['.', '?', '!', '"', '\''];
-const POLICY: [&str; 6] = ["terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies"];
+/// datatrove looks for these in `line.lower()`: "lorem ipsum", "javascript", then the policy phrases.
+const PHRASES: [&str; 8] = ["lorem ipsum", "javascript", "terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies"];
+const LOREM: u8 = 1;
+const JAVASCRIPT: u8 = 2;
+const POLICY: u8 = 4;
+
+static SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder().ascii_case_insensitive(true).build(PHRASES).unwrap_or_else(|e| panic!("C4 phrases: {e}"))
+});
+
+/// Which of the phrases `line.lower()` contains. Python's `lower()` turns only ASCII capitals, the
+/// Kelvin sign (into `k`) and `İ` (into `i` and a combining dot, so never part of a match) into
+/// ASCII: an ASCII case-insensitive search is exact unless the line holds a Kelvin sign.
+fn phrases(line: &str) -> u8 {
+    let bit = |i: usize| [LOREM, JAVASCRIPT].get(i).copied().unwrap_or(POLICY);
+    if line.contains('\u{212A}') {
+        let lower = line.to_lowercase();
+        return PHRASES.iter().enumerate().filter(|(_, p)| lower.contains(*p)).fold(0, |m, (i, _)| m | bit(i));
+    }
+    SEARCH.find_overlapping_iter(line).fold(0, |m, hit| m | bit(hit.pattern().as_usize()))
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct C4Quality {
@@ -118,30 +139,34 @@ impl C4Quality {
         let mut kept: Vec<Cow<str>> = Vec::new();
         for line in lines {
             let line = py::strip(line);
-            let words = py::split_whitespace(line).collect::<Vec<_>>();
-            if self.max_word_length != -1 && words.iter().any(|w| py::len(w) as i64 > self.max_word_length) {
+            let (mut n_words, mut too_long) = (0i64, false);
+            for w in py::split_whitespace(line) {
+                n_words += 1;
+                too_long |= self.max_word_length != -1 && py::len(w) as i64 > self.max_word_length;
+            }
+            if too_long {
                 continue;
             }
             let line = if self.remove_citations { CITATION.replace_all(line, "") } else { line.into() };
             if self.filter_no_terminal_punct && (!line.ends_with(END_PUNCTUATION) || line.ends_with("...")) {
                 continue;
             }
-            if (words.len() as i64) < self.min_words_per_line {
+            if n_words < self.min_words_per_line {
                 continue;
             }
-            let lower = line.to_lowercase();
-            if self.filter_lorem_ipsum && lower.contains("lorem ipsum") {
+            let found = phrases(&line);
+            if self.filter_lorem_ipsum && found & LOREM != 0 {
                 out.reason = Some("lorem_ipsum");
                 return (out, kept);
             }
-            if self.filter_javascript && lower.contains("javascript") {
+            if self.filter_javascript && found & JAVASCRIPT != 0 {
                 continue;
             }
             if self.filter_curly_bracket && line.contains('{') {
                 out.reason = Some("curly_bracket");
                 return (out, kept);
             }
-            if self.filter_policy && POLICY.iter().any(|p| lower.contains(p)) {
+            if self.filter_policy && found & POLICY != 0 {
                 continue;
             }
             if self.min_num_sentences != -1 && (count_all || (out.n_sentences as i64) < self.min_num_sentences) {
@@ -226,5 +251,28 @@ impl Filter for C4Quality {
         let all = Self { filter_lorem_ipsum: false, filter_curly_bracket: false, ..self.clone() };
         let o = all.run(doc.text);
         vec![o.n_lines as f64, o.n_kept_lines as f64, o.n_sentences as f64]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{phrases, PHRASES};
+
+    fn by_lowercase(line: &str) -> Vec<bool> {
+        let lower = line.to_lowercase();
+        PHRASES.iter().map(|p| lower.contains(p)).collect()
+    }
+
+    proptest! {
+        /// The case-insensitive search finds what `line.lower()` contains, Kelvin signs and dotted
+        /// capital I included.
+        #[test]
+        fn phrase_search_matches_lowercase(line in "(Lorem IPSUM|JavaScript|TERMS of Use|privacy policy|COO\u{212A}IE Policy|uses cookies|use of co\u{212A}ies|USE COOKIES|İ|ſ|K|k|[a-zA-Z ]{0,4}){0,6}") {
+            let want = by_lowercase(&line);
+            let bits = [want[0] as u8, (want[1] as u8) << 1, (want[2..].iter().any(|&b| b) as u8) << 2];
+            prop_assert_eq!(phrases(&line), bits.iter().fold(0, |m, b| m | b));
+        }
     }
 }
