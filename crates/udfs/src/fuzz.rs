@@ -8,7 +8,8 @@ use crate::quality::c4::C4Quality;
 use crate::quality::chain::{Chain, FINEWEB};
 use crate::quality::fineweb::FineWebQuality;
 use crate::quality::gopher::GopherQuality;
-use crate::quality::repetition::GopherRepetition;
+use crate::quality::params::truthy;
+use crate::quality::repetition::{self, GopherRepetition};
 use crate::quality::{Doc, Filter, Verdict};
 use crate::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
 use crate::text::language::detect_language;
@@ -57,6 +58,13 @@ fn exercise(text: &str) {
             assert_eq!(words.into_iter().map(|r| &kept[r]).collect::<Vec<_>>(), split_words(&kept));
         }
     }
+    // Deciding skips n-gram counts that provably pass; the full signals must decide the same.
+    let strict = "top_2_gram=0.05,top_3_gram=0.04,top_4_gram=0.03,duplicated_5_n_grams=0.02,duplicated_10_n_grams=none";
+    for rep in [GopherRepetition::default(), GopherRepetition::with_params(strict).unwrap_or_default()] {
+        if !text.is_empty() {
+            assert_eq!(rep.check(&Doc::new(text)).reason(), decide_from_signals(&rep, &rep.compute_signals(&Doc::new(text))), "{rep:?}");
+        }
+    }
     if let Ok(chain) = Chain::parse(FINEWEB) {
         let _ = chain.run(text);
     }
@@ -68,6 +76,18 @@ fn exercise(text: &str) {
     let _ = mask_pii(text);
     let _ = simplify_text(text);
     let _ = detect_language(text);
+}
+
+fn decide_from_signals(r: &GopherRepetition, s: &repetition::Signals) -> Option<&'static str> {
+    let lines = [
+        ("dup_para_frac", s.dup_para_frac, r.dup_para_frac),
+        ("dup_para_char_frac", s.dup_para_char_frac, r.dup_para_char_frac),
+        ("dup_line_frac", s.dup_line_frac, r.dup_line_frac),
+        ("dup_line_char_frac", s.dup_line_char_frac, r.dup_line_char_frac),
+    ];
+    let top = s.top_n_grams.iter().zip(&r.top_n_grams).map(|(&(n, v), &(_, t))| (repetition::top_reason(n), v, t));
+    let dup = s.dup_n_grams.iter().zip(&r.dup_n_grams).map(|(&(n, v), &(_, t))| (repetition::dup_reason(n), v, t));
+    lines.into_iter().chain(top).chain(dup).find(|&(_, v, t)| truthy(t).is_some_and(|t| v > t)).map(|(name, _, _)| name)
 }
 
 proptest! {

@@ -97,17 +97,18 @@ impl GopherQuality {
 
     pub fn compute(&self, doc: &Doc) -> Signals {
         let text = doc.text;
-        let words = doc.words();
-        let n_words = words.len();
+        let vocab = doc.vocab();
+        let n_words = vocab.ids.len();
         let (mut n_non_symbol, mut non_symbol_chars, mut alpha) = (0usize, 0usize, 0usize);
         let mut stop = vec![false; self.stop_words.len()];
-        for w in words {
+        for (w, &count) in vocab.words.iter().zip(&vocab.counts) {
+            let count = count as usize;
             if w.chars().any(|c| !is_symbol(c)) {
-                n_non_symbol += 1;
-                non_symbol_chars += py::len(w);
+                n_non_symbol += count;
+                non_symbol_chars += count * py::len(w);
             }
             if w.chars().any(py::isalpha) {
-                alpha += 1;
+                alpha += count;
             }
             if let Some(i) = self.stop_words.iter().position(|s| s == w) {
                 stop[i] = true;

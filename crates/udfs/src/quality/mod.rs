@@ -17,26 +17,59 @@ mod tests;
 use std::cell::OnceCell;
 use std::ops::Range;
 
+use rustc_hash::FxHashMap;
+
 use crate::text::words::split_words;
 
-/// A document under analysis: its spaCy words are split once, when a rule first needs them.
+/// A document under analysis: its spaCy words are split once, and its vocabulary built once,
+/// when a rule first needs them.
 pub struct Doc<'a> {
     pub text: &'a str,
     words: OnceCell<Vec<&'a str>>,
+    vocab: OnceCell<Vocab<'a>>,
+}
+
+/// The distinct words of a document, so that per-word work is done once per word, not per
+/// occurrence: `ids[i]` indexes `words` and `counts` for the document's i-th word.
+pub struct Vocab<'a> {
+    pub words: Vec<&'a str>,
+    pub counts: Vec<u32>,
+    pub ids: Vec<u32>,
+}
+
+impl<'a> Vocab<'a> {
+    fn new(words: &[&'a str]) -> Self {
+        let mut index: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(words.len() / 2, Default::default());
+        let mut v = Self { words: Vec::new(), counts: Vec::new(), ids: Vec::with_capacity(words.len()) };
+        for &w in words {
+            let id = *index.entry(w).or_insert_with(|| {
+                v.words.push(w);
+                v.counts.push(0);
+                (v.words.len() - 1) as u32
+            });
+            v.counts[id as usize] += 1;
+            v.ids.push(id);
+        }
+        v
+    }
 }
 
 impl<'a> Doc<'a> {
     pub fn new(text: &'a str) -> Self {
-        Self { text, words: OnceCell::new() }
+        Self { text, words: OnceCell::new(), vocab: OnceCell::new() }
     }
 
     /// A rewritten text whose words are known to be `words` (see [`chain`]).
     pub fn with_words(text: &'a str, words: Vec<&'a str>) -> Self {
-        Self { text, words: OnceCell::from(words) }
+        Self { text, words: OnceCell::from(words), vocab: OnceCell::new() }
     }
 
     pub fn words(&self) -> &[&'a str] {
         self.words.get_or_init(|| split_words(self.text))
+    }
+
+    pub fn vocab(&self) -> &Vocab<'a> {
+        self.vocab.get_or_init(|| Vocab::new(self.words()))
     }
 
     pub fn words_if_split(&self) -> Option<&Vec<&'a str>> {

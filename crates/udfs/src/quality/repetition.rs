@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::params::{truthy, Params};
-use super::{ratio, Doc, Filter, Verdict};
+use super::{ratio, Doc, Filter, Verdict, Vocab};
 use crate::error::TokqError;
 use crate::text::py;
 
@@ -43,12 +43,12 @@ impl Default for GopherRepetition {
 const KEYS: &str = "dup_line_frac, dup_para_frac, dup_line_char_frac, dup_para_char_frac, top_N_gram, duplicated_N_n_grams";
 const MAX_N: usize = 32;
 
-fn top_reason(n: usize) -> &'static str {
+pub(crate) fn top_reason(n: usize) -> &'static str {
     const R: [&str; 11] = ["", "top_1_gram", "top_2_gram", "top_3_gram", "top_4_gram", "top_5_gram", "top_6_gram", "top_7_gram", "top_8_gram", "top_9_gram", "top_10_gram"];
     R.get(n).copied().unwrap_or("top_n_gram")
 }
 
-fn dup_reason(n: usize) -> &'static str {
+pub(crate) fn dup_reason(n: usize) -> &'static str {
     const R: [&str; 11] = [
         "", "duplicated_1_n_grams", "duplicated_2_n_grams", "duplicated_3_n_grams", "duplicated_4_n_grams", "duplicated_5_n_grams",
         "duplicated_6_n_grams", "duplicated_7_n_grams", "duplicated_8_n_grams", "duplicated_9_n_grams", "duplicated_10_n_grams",
@@ -151,20 +151,25 @@ struct Grams {
     seq: Vec<u64>,
     bytes: Vec<usize>,
     chars: Vec<usize>,
+    /// The largest `count(w) * (len(w) + 1)` over the distinct words.
+    max_mass: usize,
 }
 
 impl Grams {
-    fn new(words: &[&str]) -> Self {
-        let n = words.len() + 1;
-        let mut g = Self { concat: Vec::with_capacity(n), seq: Vec::with_capacity(n), bytes: Vec::with_capacity(n), chars: Vec::with_capacity(n) };
+    fn new(vocab: &Vocab) -> Self {
+        let n = vocab.ids.len() + 1;
+        let per_word: Vec<(u64, usize, usize)> =
+            vocab.words.iter().map(|w| (w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1)), w.len(), py::len(w))).collect();
+        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
+        let mut g = Self { concat: Vec::with_capacity(n), seq: Vec::with_capacity(n), bytes: Vec::with_capacity(n), chars: Vec::with_capacity(n), max_mass };
         let (mut c, mut s, mut b, mut ch) = (0u64, 0u64, 0usize, 0usize);
         g.push(c, s, b, ch);
-        for w in words {
-            let h = w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1));
-            c = add(mul(c, byte_pow(w.len())), h);
-            s = add(mul(s, WORD_BASE), add(h, w.len() as u64));
-            b += w.len();
-            ch += py::len(w);
+        for &id in &vocab.ids {
+            let (h, len, chars) = per_word[id as usize];
+            c = add(mul(c, byte_pow(len)), h);
+            s = add(mul(s, WORD_BASE), add(h, len as u64));
+            b += len;
+            ch += chars;
             g.push(c, s, b, ch);
         }
         g
@@ -260,9 +265,11 @@ impl GopherRepetition {
         Ok(f)
     }
 
-    /// The numbers behind the rules, each computed only when `wanted` says a rule will read it:
-    /// datatrove stops at the first failing rule, and so does [`GopherRepetition::check`].
-    fn compute(&self, doc: &Doc, mut stop_after: impl FnMut(&'static str, f64, Option<f64>) -> bool) -> Option<&'static str> {
+    /// The numbers behind the rules, in datatrove's order, until `stop_after` says a rule failed:
+    /// datatrove stops at the first failing rule, and so does [`GopherRepetition::check`]. When
+    /// only the decision is wanted (`exact` false), n-gram numbers that provably pass their
+    /// threshold, or that no rule reads, are not computed.
+    fn compute(&self, doc: &Doc, exact: bool, mut stop_after: impl FnMut(&'static str, f64, Option<f64>) -> bool) -> Option<&'static str> {
         let text = doc.text;
         let len = py::len(text);
         let paragraphs = split_newline_runs(py::strip(text), 2);
@@ -279,17 +286,26 @@ impl GopherRepetition {
         {
             return None;
         }
-        let words = doc.words();
-        let grams = Grams::new(words);
+        let vocab = doc.vocab();
+        let n_words = vocab.ids.len();
+        let grams = Grams::new(vocab);
         for &(n, t) in &self.top_n_grams {
-            let frac = top_ngram_chars(&grams, words.len(), n).map_or(f64::NAN, |c| ratio(c, len));
+            // The most frequent n-gram occurs at most as often as each of its words, so it covers at
+            // most n * max_mass characters.
+            if !exact && truthy(t).is_none_or(|t| ratio(n * grams.max_mass, len) <= t) {
+                continue;
+            }
+            let frac = top_ngram_chars(&grams, n_words, n).map_or(f64::NAN, |c| ratio(c, len));
             if stop_after(top_reason(n), frac, t) {
                 return None;
             }
         }
-        let mut seen = FxHashSet::with_capacity_and_hasher(words.len(), Default::default());
+        let mut seen = FxHashSet::with_capacity_and_hasher(n_words, Default::default());
         for &(n, t) in &self.dup_n_grams {
-            if stop_after(dup_reason(n), ratio(dup_ngram_chars(&grams, words.len(), n, &mut seen), len), t) {
+            if !exact && truthy(t).is_none() {
+                continue;
+            }
+            if stop_after(dup_reason(n), ratio(dup_ngram_chars(&grams, n_words, n, &mut seen), len), t) {
                 return None;
             }
         }
@@ -298,7 +314,7 @@ impl GopherRepetition {
 
     pub fn compute_signals(&self, doc: &Doc) -> Signals {
         let mut v = Vec::new();
-        self.compute(doc, |name, value, _| {
+        self.compute(doc, true, |name, value, _| {
             v.push((name, value));
             false
         });
@@ -324,7 +340,7 @@ impl Filter for GopherRepetition {
             return Verdict::Drop("empty");
         }
         let mut reason = None;
-        self.compute(doc, |name, value, t| {
+        self.compute(doc, false, |name, value, t| {
             // NaN (no n-grams of this size) fails no rule, like datatrove's `continue`.
             let fails = truthy(t).is_some_and(|t| value > t);
             if fails {
