@@ -122,22 +122,28 @@ impl C4Quality {
 
     /// Runs C4 and counts every sentence of the kept lines (for the signals).
     pub fn run(&self, text: &str) -> Outcome {
-        self.run_counting(text, true).0
+        self.run_counting(&Doc::new(text), true).0
     }
 
     /// The text C4 keeps, NULL when it drops the document.
     pub fn kept_text(&self, text: &str) -> Option<String> {
-        self.run_counting(text, false).0.text
+        self.run_counting(&Doc::new(text), false).0.text
     }
 
     /// With `count_all` false, sentences are counted only until `min_num_sentences` is reached:
     /// the decision needs no more, and counting means tokenizing every kept line. Also returns
     /// the kept lines, borrowed from `text` unless a citation was cut out of them.
-    fn run_counting<'t>(&self, text: &'t str, count_all: bool) -> (Outcome, Vec<Cow<'t, str>>) {
-        let lines = if self.split_paragraph { py::splitlines(text) } else { split_sentences(text) };
+    fn run_counting<'t>(&self, doc: &Doc<'t>, count_all: bool) -> (Outcome, Vec<Cow<'t, str>>) {
+        let sentences;
+        let lines = if self.split_paragraph {
+            doc.lines()
+        } else {
+            sentences = split_sentences(doc.text);
+            &sentences
+        };
         let mut out = Outcome { reason: None, text: None, n_lines: lines.len(), n_kept_lines: 0, n_sentences: 0 };
         let mut kept: Vec<Cow<str>> = Vec::new();
-        for line in lines {
+        for &line in lines {
             let line = py::strip(line);
             let (mut n_words, mut too_long) = (0i64, false);
             for w in py::split_whitespace(line) {
@@ -229,7 +235,7 @@ impl Filter for C4Quality {
     }
 
     fn check(&self, doc: &Doc) -> Verdict {
-        let (o, kept) = self.run_counting(doc.text, false);
+        let (o, kept) = self.run_counting(doc, false);
         match (o.reason, o.text) {
             (Some(r), _) => Verdict::Drop(r),
             (None, Some(t)) if t != doc.text => {

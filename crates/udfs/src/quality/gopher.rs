@@ -114,7 +114,7 @@ impl GopherQuality {
                 stop[i] = true;
             }
         }
-        let lines = py::splitlines(text);
+        let lines = doc.lines();
         let bullets = lines.iter().filter(|l| py::lstrip(l).starts_with(['•', '-'])).count();
         let end_ellipsis = lines.iter().filter(|l| py::rstrip(l).ends_with("...") || py::rstrip(l).ends_with('…')).count();
         Signals {

@@ -19,6 +19,7 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
+use crate::text::py;
 use crate::text::words::split_words;
 
 /// A document under analysis: its spaCy words are split once, and its vocabulary built once,
@@ -27,6 +28,7 @@ pub struct Doc<'a> {
     pub text: &'a str,
     words: OnceCell<Vec<&'a str>>,
     vocab: OnceCell<Vocab<'a>>,
+    lines: OnceCell<Vec<&'a str>>,
 }
 
 /// The distinct words of a document, so that per-word work is done once per word, not per
@@ -56,16 +58,21 @@ impl<'a> Vocab<'a> {
 
 impl<'a> Doc<'a> {
     pub fn new(text: &'a str) -> Self {
-        Self { text, words: OnceCell::new(), vocab: OnceCell::new() }
+        Self { text, words: OnceCell::new(), vocab: OnceCell::new(), lines: OnceCell::new() }
     }
 
     /// A rewritten text whose words are known to be `words` (see [`chain`]).
     pub fn with_words(text: &'a str, words: Vec<&'a str>) -> Self {
-        Self { text, words: OnceCell::from(words), vocab: OnceCell::new() }
+        Self { text, words: OnceCell::from(words), vocab: OnceCell::new(), lines: OnceCell::new() }
     }
 
     pub fn words(&self) -> &[&'a str] {
         self.words.get_or_init(|| split_words(self.text))
+    }
+
+    /// `text.splitlines()`.
+    pub fn lines(&self) -> &[&'a str] {
+        self.lines.get_or_init(|| py::splitlines(self.text))
     }
 
     pub fn vocab(&self) -> &Vocab<'a> {

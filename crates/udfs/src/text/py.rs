@@ -70,7 +70,7 @@ pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
 
 /// `str.count(sub)`: non-overlapping occurrences.
 pub fn count(s: &str, sub: &str) -> usize {
-    s.matches(sub).count()
+    memchr::memmem::find_iter(s.as_bytes(), sub.as_bytes()).count()
 }
 
 fn is_line_break(c: char) -> bool {
