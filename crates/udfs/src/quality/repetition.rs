@@ -43,17 +43,16 @@ impl Default for GopherRepetition {
 const KEYS: &str = "dup_line_frac, dup_para_frac, dup_line_char_frac, dup_para_char_frac, top_N_gram, duplicated_N_n_grams";
 const MAX_N: usize = 32;
 
+/// datatrove's reason strings, `top_{n}_gram` and `duplicated_{n}_n_grams`, for every allowed n.
+static REASONS: LazyLock<Vec<(String, String)>> =
+    LazyLock::new(|| (0..=MAX_N).map(|n| (format!("top_{n}_gram"), format!("duplicated_{n}_n_grams"))).collect());
+
 pub(crate) fn top_reason(n: usize) -> &'static str {
-    const R: [&str; 11] = ["", "top_1_gram", "top_2_gram", "top_3_gram", "top_4_gram", "top_5_gram", "top_6_gram", "top_7_gram", "top_8_gram", "top_9_gram", "top_10_gram"];
-    R.get(n).copied().unwrap_or("top_n_gram")
+    REASONS.get(n).map_or("top_n_gram", |r| r.0.as_str())
 }
 
 pub(crate) fn dup_reason(n: usize) -> &'static str {
-    const R: [&str; 11] = [
-        "", "duplicated_1_n_grams", "duplicated_2_n_grams", "duplicated_3_n_grams", "duplicated_4_n_grams", "duplicated_5_n_grams",
-        "duplicated_6_n_grams", "duplicated_7_n_grams", "duplicated_8_n_grams", "duplicated_9_n_grams", "duplicated_10_n_grams",
-    ];
-    R.get(n).copied().unwrap_or("duplicated_n_n_grams")
+    REASONS.get(n).map_or("duplicated_n_n_grams", |r| r.1.as_str())
 }
 
 /// The numbers behind the rules; fractions of `len(text)` in code points.

@@ -135,6 +135,12 @@ fn gopher_repetition_matches_datatrove_on_hand_computed_cases() {
     // After a repeat the scan skips n words: 10 repeated chars, not 11.
     let s = r.compute_signals(&Doc::new("a b c d e a b c d e a b c d e"));
     assert_eq!(s.dup_n_grams[0], (5, 10.0 / 29.0));
+    // Sizes past datatrove's defaults keep its reason strings.
+    let twelve = "one two three four five six seven eight nine ten eleven twelve";
+    let text = format!("{twelve} {twelve} {}", prose(60));
+    let big = |p: &str| GopherRepetition::with_params(&format!("{p},top_2_gram=none,top_3_gram=none,top_4_gram=none,duplicated_5_n_grams=none,duplicated_6_n_grams=none,duplicated_7_n_grams=none,duplicated_8_n_grams=none,duplicated_9_n_grams=none,duplicated_10_n_grams=none")).unwrap();
+    assert_eq!(verdict(&big("duplicated_12_n_grams=0.01"), &text), Some("duplicated_12_n_grams"));
+    assert_eq!(verdict(&big("top_11_gram=0.01"), &text), Some("top_11_gram"));
 }
 
 #[test]
