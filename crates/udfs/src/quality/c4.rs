@@ -215,14 +215,15 @@ fn kept_words(text: &str, words: &[&str], kept: &[Cow<str>], lead: usize) -> Vec
     let mut out = Vec::with_capacity(words.len());
     let mut pos = 0;
     for line in kept {
-        let at = pos - lead;
+        // `pos + rel` is never below `lead`: stripping takes only whitespace, words come after it.
+        let place = |rel: usize, len: usize| pos + rel - lead..pos + rel - lead + len;
         match line {
             Cow::Borrowed(l) => {
                 let o = offset(text, l);
                 let (from, to) = (starts.partition_point(|&s| s < o), starts.partition_point(|&s| s < o + l.len()));
-                out.extend((from..to).map(|i| at + starts[i] - o..at + starts[i] - o + words[i].len()));
+                out.extend((from..to).map(|i| place(starts[i] - o, words[i].len())));
             }
-            Cow::Owned(l) => out.extend(split_words(l).into_iter().map(|w| at + offset(l, w)..at + offset(l, w) + w.len())),
+            Cow::Owned(l) => out.extend(split_words(l).into_iter().map(|w| place(offset(l, w), w.len()))),
         }
         pos += line.len() + 1;
     }

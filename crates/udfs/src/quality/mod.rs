@@ -61,7 +61,8 @@ impl<'a> Doc<'a> {
         Self { text, words: OnceCell::new(), vocab: OnceCell::new(), lines: OnceCell::new() }
     }
 
-    /// A rewritten text whose words are known to be `words` (see [`chain`]).
+    /// A rewritten text whose words are known to be `words`, slices of `text` (see [`chain`]; C4
+    /// locates the words by their offsets in `text`).
     pub fn with_words(text: &'a str, words: Vec<&'a str>) -> Self {
         Self { text, words: OnceCell::from(words), vocab: OnceCell::new(), lines: OnceCell::new() }
     }

@@ -139,8 +139,9 @@ impl Rules {
         if let Some(parts) = cache.get(s) {
             return out.extend(parts.iter().map(|&(a, b)| r.start + a as usize..r.start + b as usize));
         }
+        // Neither a special case nor letters (checked above): the affix passes decide.
         let from = out.len();
-        self.span(text, r.clone(), out, true);
+        self.affixes(s, r.start, out, true);
         if cache.len() >= SPAN_CACHE_ENTRIES {
             cache.clear();
         }
