@@ -40,3 +40,15 @@ pub fn literal_str(function: &str, what: &str, e: &Expr) -> Result<String> {
         other => plan_err!("{function}: {what} must be a string literal, got {other}"),
     }
 }
+
+/// An optional constant integer argument (`minhash(text, 112, 5, 1)`), `default` when absent.
+pub fn const_i64(function: &str, name: &str, arg: Option<&ColumnarValue>, default: i64) -> Result<i64> {
+    let Some(arg) = arg else { return Ok(default) };
+    match arg {
+        ColumnarValue::Scalar(s) if !s.is_null() => match s.cast_to(&DataType::Int64)? {
+            ScalarValue::Int64(Some(v)) => Ok(v),
+            _ => exec_err!("{function}: '{name}' must be a constant integer"),
+        },
+        _ => exec_err!("{function}: '{name}' must be a constant, non-NULL integer"),
+    }
+}

@@ -1,9 +1,10 @@
-//! tokq's functions for DataFusion: tokenizers, sequence packing, the global shuffle key, lineage
+//! tokq's functions for DataFusion: tokenizers, text cleaning, quality filters, dedup, sequence packing, the global shuffle key, lineage
 //! readers, and the one place that registers them all ([`register_all`]), used by every role
 //! (local run, scheduler, executor, cluster client).
 
 pub mod args;
 pub mod codec;
+pub mod dedup;
 pub mod error;
 pub mod guard;
 pub mod lineage;
@@ -39,6 +40,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     ];
     udfs.extend(text::udf::TextUdf::all());
     udfs.extend(quality::udf::QualityUdf::all());
+    udfs.extend(dedup::udf::DedupUdf::all());
     udfs
 }
 
