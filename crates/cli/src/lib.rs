@@ -3,6 +3,7 @@
 
 #[cfg(feature = "cluster")]
 pub mod cluster;
+pub mod components;
 pub mod manifest;
 pub mod recipe;
 pub mod report;

@@ -8,6 +8,8 @@ use serde::Serialize;
 use tokq_udfs::lineage::progress;
 use tokq_udfs::pack::PackCounts;
 
+pub use crate::components::ComponentsStats;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct OutputStats {
     pub target: String,
@@ -50,6 +52,8 @@ pub struct RunStats {
     pub outputs: Vec<OutputStats>,
     /// One entry per COPY with rejects.
     pub accounting: Vec<Accounting>,
+    /// One entry per `CREATE COMPONENTS`.
+    pub components: Vec<ComponentsStats>,
 }
 
 /// A progress bar over the input bytes of one statement, shown only on a terminal.
@@ -126,6 +130,12 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             String::new()
         };
         eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens{padding}, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
+    }
+    for c in &stats.components {
+        eprintln!(
+            "tokq: components {}: {} edges -> {} nodes in {} components after {} rounds ({})",
+            c.name, c.input_edges, c.nodes, c.components, c.rounds, c.location
+        );
     }
     for a in &stats.accounting {
         let out = a.kept + a.rejected;

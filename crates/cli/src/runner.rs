@@ -17,8 +17,9 @@ use tokq_udfs::pack;
 use tokq_udfs::TokqError;
 use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups};
 
+use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
-use crate::report::{Accounting, OutputStats, Progress, RunStats};
+use crate::report::{Accounting, ComponentsStats, OutputStats, Progress, RunStats};
 use crate::sink::{self, ParquetTarget};
 
 #[derive(Debug, thiserror::Error)]
@@ -38,12 +39,16 @@ pub struct Runner<'a> {
 }
 
 enum Kind {
+    Components(Components),
     Query,
     ParquetCopy(CopyToStatement),
     Other,
 }
 
 fn classify(sql: &str) -> Result<Kind> {
+    if let Some(c) = Components::parse(sql) {
+        return Ok(Kind::Components(c?));
+    }
     let mut parsed = DFParser::parse_sql(sql)?;
     if parsed.len() != 1 {
         return Err(DataFusionError::Plan(format!("expected one statement, found {}", parsed.len())));
@@ -94,6 +99,14 @@ fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
     total
 }
 
+/// What the statements of a run wrote.
+#[derive(Default)]
+struct Done {
+    outputs: Vec<OutputStats>,
+    accounting: Vec<Accounting>,
+    components: Vec<ComponentsStats>,
+}
+
 impl Runner<'_> {
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
         StatementError {
@@ -109,10 +122,11 @@ impl Runner<'_> {
         let started = Instant::now();
         progress::reset();
         pack::stats::reset();
-        let (mut outputs, mut accounting) = (Vec::new(), Vec::new());
+        let mut done = Done::default();
         for stmt in &self.recipe.statements {
-            self.run_one(stmt, &mut outputs, &mut accounting).await.map_err(|e| self.wrap(stmt, e))?;
+            self.run_one(stmt, &mut done).await.map_err(|e| self.wrap(stmt, e))?;
         }
+        let Done { outputs, accounting, components } = done;
         let snap = progress::snapshot();
         Ok(RunStats {
             recipe: self.recipe.path.clone(),
@@ -125,11 +139,19 @@ impl Runner<'_> {
             packing: Some(pack::stats::snapshot()).filter(|p| p.docs > 0),
             outputs,
             accounting,
+            components,
         })
     }
 
-    async fn run_one(&self, stmt: &Statement, outputs: &mut Vec<OutputStats>, accounting: &mut Vec<Accounting>) -> Result<()> {
+    async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {
+        let Done { outputs, accounting, components } = done;
         match classify(&stmt.sql)? {
+            Kind::Components(c) => {
+                let bar = Progress::start(&format!("statement {} (components)", stmt.number), None, self.quiet);
+                let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
+                bar.finish();
+                components.push(stats?);
+            }
             Kind::ParquetCopy(copy) => {
                 if !copy.partitioned_by.is_empty() {
                     return Err(DataFusionError::Plan(
@@ -190,6 +212,7 @@ impl Runner<'_> {
 
     async fn explain_one(&self, stmt: &Statement) -> Result<String> {
         let sql = match classify(&stmt.sql)? {
+            Kind::Components(c) => return Ok(format!("connected components of {} ({}, {}) in rounds of SQL under {}\n", c.relation, c.a, c.b, c.location)),
             Kind::ParquetCopy(copy) => copy_source_sql(&copy),
             Kind::Query => stmt.sql.clone(),
             Kind::Other => {

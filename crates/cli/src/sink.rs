@@ -243,9 +243,10 @@ impl Part {
         Ok(self.writer.write(batch).await?)
     }
 
-    /// Writes the footer and completes the upload; a part without rows leaves nothing.
-    async fn finish(mut self) -> Result<Option<(Path, FileRecord)>> {
-        if self.rows == 0 {
+    /// Writes the footer and completes the upload; a part without rows leaves nothing unless
+    /// `keep_empty`.
+    async fn finish(mut self, keep_empty: bool) -> Result<Option<(Path, FileRecord)>> {
+        if self.rows == 0 && !keep_empty {
             return Ok(None);
         }
         self.writer.finish().await?;
@@ -270,7 +271,7 @@ fn split_rejects(batch: &RecordBatch, column: usize) -> Result<(RecordBatch, Rec
     Ok((kept.project(&keep_columns)?, filter_record_batch(batch, &rejected)?))
 }
 
-fn store_and_dir(ctx: &SessionContext, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
+pub(crate) fn store_and_dir(ctx: &SessionContext, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let url = tokq_udfs::store::to_url(location)?;
     let store = ctx.runtime_env().object_store(tokq_udfs::store::object_store_url(&url)?)?;
     let dir = Path::from_url_path(url.path()).map_err(external)?;
@@ -330,7 +331,7 @@ pub async fn write(
                 while let Some(batch) = stream.try_next().await? {
                     part.write(&batch).await?;
                 }
-                return Ok::<_, DataFusionError>((part.finish().await?, None));
+                return Ok::<_, DataFusionError>((part.finish(false).await?, None));
             };
             let mut kept = Part::open(&store, &dir, i, kept_schema, props.clone())?;
             let mut rejected = Part::open(&rejects_store, &rejects_dir, i, schema, props)?;
@@ -339,7 +340,7 @@ pub async fn write(
                 kept.write(&k).await?;
                 rejected.write(&r).await?;
             }
-            Ok((kept.finish().await?, rejected.finish().await?))
+            Ok((kept.finish(false).await?, rejected.finish(false).await?))
         })
     });
     let (mut done, mut done_rejects) = (Vec::new(), Vec::new());
@@ -347,6 +348,14 @@ pub async fn write(
         let (kept, rejected) = t.map_err(external)??;
         done.extend(kept);
         done_rejects.extend(rejected);
+    }
+    // An output without rows still gets one empty part, so that readers find its schema.
+    if done.is_empty() {
+        let kept_schema = split.as_ref().map_or_else(|| Arc::clone(&schema), |s| Arc::clone(&s.1));
+        done.extend(Part::open(&store, &dir, 0, kept_schema, props.clone())?.finish(true).await?);
+    }
+    if let Some((_, _, rejects_store, rejects_dir)) = split.as_ref().filter(|_| done_rejects.is_empty()) {
+        done_rejects.extend(Part::open(rejects_store, rejects_dir, 0, Arc::clone(&schema), props.clone())?.finish(true).await?);
     }
     let commit = |store, dir, done| commit(store, dir, done, target, facts, recipe_sha256);
     let rejects = match &split {

@@ -1,0 +1,94 @@
+-- Exact, then MinHash near-dedup, as datatrove's MinhashDedup decides it (word 5-grams, 14 bands
+-- of 8 hashes, seed 1), in SQL: each step is a query that DataFusion plans and Ballista can
+-- shuffle, and clustering runs as rounds of SQL (CREATE COMPONENTS), never in one process.
+-- Kept rows go to `output`, removed ones to `rejects` with filter_reason 'exact_duplicate' or
+-- 'minhash_duplicate', the cluster_id and the representative's doc_id. Every input row lands in
+-- one of the two. The representative of a group is its smallest lineage key (source, row).
+--   tokq run queries/dedup.sql
+-- Parameters (--set NAME=VALUE): input, output, rejects, work (scratch directory for signatures,
+-- groups and clustering rounds), bands, rows (LSH: 14 x 8), verify (keep only candidate pairs
+-- with exact shingle Jaccard >= verify; 0, the default, trusts the bands as datatrove does).
+
+CREATE VIEW docs AS
+SELECT id AS doc_id, text, _source, _row
+FROM read_jsonl('${input:-queries/data/*.jsonl*}');
+
+-- 1. One pass over the input: each document's content hash and LSH band hashes, with lineage.
+COPY (
+  SELECT doc_id, _source, _row, text, text_hash(text) AS content_hash,
+         minhash_bands(minhash(text), ${bands:-14}, ${rows:-8}) AS bands
+  FROM docs
+) TO '${work:-out/dedup-work/}signed/' STORED AS PARQUET;
+
+CREATE EXTERNAL TABLE signed STORED AS PARQUET LOCATION '${work:-out/dedup-work/}signed/';
+
+-- 2. Node ids in lineage order: rank of the source URI * 2^40 + row.
+CREATE VIEW sources AS
+SELECT _source, CAST(row_number() OVER (ORDER BY _source) - 1 AS BIGINT) AS source_rank
+FROM (SELECT DISTINCT _source FROM signed);
+
+CREATE VIEW nodes AS
+SELECT s.doc_id, s.text, s.content_hash, s.bands, src.source_rank * 1099511627776 + s._row AS node
+FROM signed s JOIN sources src ON s._source = src._source;
+
+-- 3. Exact duplicates: each group of identical texts keeps its smallest node.
+COPY (
+  SELECT content_hash, min(node) AS keeper, first_value(doc_id ORDER BY node) AS keeper_doc_id, count(*) AS copies
+  FROM nodes GROUP BY content_hash HAVING count(*) > 1
+) TO '${work:-out/dedup-work/}exact/' STORED AS PARQUET;
+
+CREATE EXTERNAL TABLE exact STORED AS PARQUET LOCATION '${work:-out/dedup-work/}exact/';
+
+-- 4. MinHash candidates among the exact survivors: the documents of a band bucket link to its
+--    smallest node. Documents under 5 words have no signature and stay out, as in datatrove.
+CREATE VIEW band_rows AS
+SELECT n.node, unnest(n.bands) AS band
+FROM nodes n LEFT JOIN exact e ON n.content_hash = e.content_hash
+WHERE n.bands IS NOT NULL AND (e.keeper IS NULL OR e.keeper = n.node);
+
+CREATE VIEW buckets AS
+SELECT band, min(node) AS root FROM band_rows GROUP BY band HAVING count(*) > 1;
+
+CREATE VIEW candidates AS
+SELECT r.node AS a, b.root AS b FROM band_rows r JOIN buckets b ON r.band = b.band WHERE r.node <> b.root;
+
+-- Optional verification: with verify > 0, a link stays only if the two texts' shingle sets
+-- have exact Jaccard >= verify. The optimizer removes whichever branch does not apply.
+CREATE VIEW links AS
+SELECT a, b FROM candidates WHERE ${verify:-0} <= 0
+UNION ALL
+SELECT c.a, c.b FROM candidates c JOIN nodes x ON c.a = x.node JOIN nodes y ON c.b = y.node
+WHERE ${verify:-0} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify:-0};
+
+-- 5. Clusters: connected components of the links, in rounds of SQL.
+CREATE COMPONENTS clusters FROM links (a, b) LOCATION '${work:-out/dedup-work/}components/';
+
+COPY (
+  SELECT c.node, c.component, n.doc_id AS representative_doc_id,
+         count(*) OVER (PARTITION BY c.component) AS cluster_size
+  FROM clusters c JOIN nodes n ON c.component = n.node
+) TO '${work:-out/dedup-work/}clustered/' STORED AS PARQUET;
+
+CREATE EXTERNAL TABLE clustered STORED AS PARQUET LOCATION '${work:-out/dedup-work/}clustered/';
+
+-- 6. Every document once: kept, or rejected with its reason, cluster and representative.
+COPY (
+  SELECT n.doc_id, n._source, n._row, n.text,
+         CASE WHEN e.keeper <> n.node THEN 'exact_duplicate'
+              WHEN c.component <> n.node THEN 'minhash_duplicate' END AS filter_reason,
+         CASE WHEN e.keeper <> n.node THEN e.keeper ELSE c.component END AS cluster_id,
+         CASE WHEN e.keeper <> n.node THEN e.keeper_doc_id ELSE c.representative_doc_id END AS representative_doc_id,
+         CASE WHEN e.keeper <> n.node THEN e.copies ELSE c.cluster_size END AS cluster_size
+  FROM (
+    SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
+    FROM read_parquet('${work:-out/dedup-work/}signed/') s JOIN sources src ON s._source = src._source
+  ) n
+  LEFT JOIN exact e ON n.content_hash = e.content_hash
+  LEFT JOIN clustered c ON n.node = c.node
+) TO '${output:-out/dedup/}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects:-out/dedup-rejects/}');
+
+SELECT filter_reason, count(*) AS documents, count(DISTINCT cluster_id) AS clusters
+FROM read_parquet('${rejects:-out/dedup-rejects/}')
+GROUP BY filter_reason
+ORDER BY filter_reason;
