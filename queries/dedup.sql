@@ -20,16 +20,19 @@ COPY (
   FROM docs
 ) TO '${work:-out/dedup-work/}signed/' STORED AS PARQUET;
 
-CREATE EXTERNAL TABLE signed STORED AS PARQUET LOCATION '${work:-out/dedup-work/}signed/';
+CREATE VIEW signed AS SELECT * FROM read_parquet('${work:-out/dedup-work/}signed/');
 
 -- 2. Node ids in lineage order: rank of the source URI * 2^40 + row.
-CREATE VIEW sources AS
-SELECT _source, CAST(row_number() OVER (ORDER BY _source) - 1 AS BIGINT) AS source_rank
-FROM (SELECT DISTINCT _source FROM signed);
+COPY (
+  SELECT _source AS source, CAST(row_number() OVER (ORDER BY _source) - 1 AS BIGINT) AS source_rank
+  FROM (SELECT DISTINCT _source FROM signed)
+) TO '${work:-out/dedup-work/}sources/' STORED AS PARQUET;
+
+CREATE VIEW sources AS SELECT source, source_rank FROM read_parquet('${work:-out/dedup-work/}sources/');
 
 CREATE VIEW nodes AS
 SELECT s.doc_id, s.text, s.content_hash, s.bands, src.source_rank * 1099511627776 + s._row AS node
-FROM signed s JOIN sources src ON s._source = src._source;
+FROM signed s JOIN sources src ON s._source = src.source;
 
 -- 3. Exact duplicates: each group of identical texts keeps its smallest node.
 COPY (
@@ -37,7 +40,8 @@ COPY (
   FROM nodes GROUP BY content_hash HAVING count(*) > 1
 ) TO '${work:-out/dedup-work/}exact/' STORED AS PARQUET;
 
-CREATE EXTERNAL TABLE exact STORED AS PARQUET LOCATION '${work:-out/dedup-work/}exact/';
+CREATE VIEW exact AS
+SELECT content_hash, keeper, keeper_doc_id, copies FROM read_parquet('${work:-out/dedup-work/}exact/');
 
 -- 4. MinHash candidates among the exact survivors: the documents of a band bucket link to its
 --    smallest node. Documents under 5 words have no signature and stay out, as in datatrove.
@@ -69,19 +73,23 @@ COPY (
   FROM clusters c JOIN nodes n ON c.component = n.node
 ) TO '${work:-out/dedup-work/}clustered/' STORED AS PARQUET;
 
-CREATE EXTERNAL TABLE clustered STORED AS PARQUET LOCATION '${work:-out/dedup-work/}clustered/';
+CREATE VIEW clustered AS
+SELECT node, component, representative_doc_id, cluster_size FROM read_parquet('${work:-out/dedup-work/}clustered/');
 
 -- 6. Every document once: kept, or rejected with its reason, cluster and representative.
+--    cluster_size counts identical copies for an exact group, and exact-unique documents for a
+--    MinHash cluster; it is NULL for a document with no duplicate.
 COPY (
   SELECT n.doc_id, n._source, n._row, n.text,
          CASE WHEN e.keeper <> n.node THEN 'exact_duplicate'
               WHEN c.component <> n.node THEN 'minhash_duplicate' END AS filter_reason,
-         CASE WHEN e.keeper <> n.node THEN e.keeper ELSE c.component END AS cluster_id,
-         CASE WHEN e.keeper <> n.node THEN e.keeper_doc_id ELSE c.representative_doc_id END AS representative_doc_id,
-         CASE WHEN e.keeper <> n.node THEN e.copies ELSE c.cluster_size END AS cluster_size
+         CASE WHEN e.keeper <> n.node THEN e.keeper ELSE coalesce(c.component, e.keeper) END AS cluster_id,
+         CASE WHEN e.keeper <> n.node THEN e.keeper_doc_id
+              ELSE coalesce(c.representative_doc_id, e.keeper_doc_id) END AS representative_doc_id,
+         CASE WHEN e.keeper <> n.node THEN e.copies ELSE coalesce(c.cluster_size, e.copies) END AS cluster_size
   FROM (
     SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
-    FROM read_parquet('${work:-out/dedup-work/}signed/') s JOIN sources src ON s._source = src._source
+    FROM signed s JOIN sources src ON s._source = src.source
   ) n
   LEFT JOIN exact e ON n.content_hash = e.content_hash
   LEFT JOIN clustered c ON n.node = c.node

@@ -137,3 +137,21 @@ fn packing_on_a_two_executor_cluster_equals_the_local_run() {
     assert_eq!(ml["rows"].as_u64(), Some(200));
     assert_eq!(rows(&read_output(&pl).batch), rows(&read_output(&pr).batch));
 }
+
+#[test]
+fn dedup_on_a_two_executor_cluster_gives_the_local_clusters() {
+    use crate::dedup::{jsonl, planted, rejected, run_dedup};
+    let cluster = start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let (docs, _) = planted();
+    let input = write(tmp.path(), "docs.jsonl", jsonl(&docs));
+    let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
+    run_dedup(&local, &input, &["--partitions", "2"]);
+    let url = format!("df://127.0.0.1:{}", cluster.port);
+    run_dedup(&remote, &input, &["--cluster", &url, "--partitions", "2"]);
+    let (a, b) = (rejected(&local), rejected(&remote));
+    assert_eq!(a.len(), 21);
+    assert_eq!(a, b);
+    let kept = |d: &std::path::Path| read_output(&d.join("out")).batch.num_rows();
+    assert_eq!(kept(&local), kept(&remote));
+}

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod common;
+mod dedup;
 mod filters;
 mod lineage;
 mod pack;

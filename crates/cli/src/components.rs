@@ -23,6 +23,8 @@ use crate::sink::{self, ParquetTarget, PlanFacts};
 /// Rounds are O(log^2 n) in theory and a handful in practice; more means something is wrong.
 const MAX_ROUNDS: usize = 64;
 
+const EDGE: &str = "a, b";
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Components {
     pub name: String,
@@ -127,14 +129,16 @@ struct Round<'a> {
 }
 
 impl Round<'_> {
-    /// Writes a query's rows under `location/dir/` and registers them as table `table`.
-    async fn write(&self, sql: &str, dir: &str, table: &str) -> Result<u64> {
+    /// Writes a query's rows under `location/dir/` and registers them as view `table`.
+    async fn write(&self, sql: &str, dir: &str, table: &str, columns: &str) -> Result<u64> {
         let location = format!("{}{dir}/", self.c.location);
         let plan = self.ctx.sql(sql).await?.create_physical_plan().await?;
         let target = ParquetTarget::new(&location, &[])?;
         let written = sink::write(self.ctx, plan, &target, &PlanFacts::default(), self.recipe_sha256).await?;
         self.ctx.deregister_table(table)?;
-        self.ctx.sql(&format!("CREATE EXTERNAL TABLE {table} STORED AS PARQUET LOCATION '{location}'")).await?.collect().await?;
+        // A view over read_parquet, not an external table: Ballista's plan encoding loses the
+        // `*.parquet` glob of a listing table and would read the manifest as Parquet.
+        self.ctx.sql(&format!("CREATE VIEW {table} AS SELECT {columns} FROM read_parquet('{location}')")).await?.collect().await?;
         Ok(written.manifest.rows)
     }
 
@@ -148,10 +152,15 @@ impl Round<'_> {
 
     async fn remove(&self, dir: &str, table: &str) -> Result<()> {
         self.ctx.deregister_table(table)?;
-        let (_, path) = sink::store_and_dir(self.ctx, &format!("{}{dir}/", self.c.location))?;
+        let location = format!("{}{dir}/", self.c.location);
+        let (_, path) = sink::store_and_dir(self.ctx, &location)?;
         let listed: Vec<_> = self.store.list(Some(&path)).try_collect().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
         for m in listed {
             self.store.delete(&m.location).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        }
+        // Object stores have no directories; a local file system keeps the empty one.
+        if let Ok(local) = tokq_udfs::store::to_url(&location).map(|u| u.to_file_path()) {
+            let _ = local.map(std::fs::remove_dir);
         }
         Ok(())
     }
@@ -163,7 +172,7 @@ pub async fn run(ctx: &SessionContext, c: &Components, recipe_sha256: &str) -> R
     let t = |phase: &str| format!("__tokq_components_{}_{phase}", c.name);
     let (a, b, rel) = (&c.a, &c.b, &c.relation);
     let input = format!("SELECT DISTINCT {a} AS a, {b} AS b FROM {rel} WHERE {a} IS NOT NULL AND {b} IS NOT NULL AND {a} <> {b}");
-    let input_edges = round.write(&input, "input", &t("input")).await?;
+    let input_edges = round.write(&input, "input", &t("input"), EDGE).await?;
     let mut current = (t("input"), "input".to_string());
     let mut rounds = 0;
     loop {
@@ -172,17 +181,17 @@ pub async fn run(ctx: &SessionContext, c: &Components, recipe_sha256: &str) -> R
             return Err(DataFusionError::Execution(format!("CREATE COMPONENTS {}: no convergence after {MAX_ROUNDS} rounds", c.name)));
         }
         let large = (t("large"), format!("round-{rounds:03}-large"));
-        round.write(&large_star(&current.0), &large.1, &large.0).await?;
+        round.write(&large_star(&current.0), &large.1, &large.0, EDGE).await?;
         round.remove(&current.1, &current.0).await?;
         let small = (t("small"), format!("round-{rounds:03}-small"));
-        round.write(&small_star(&large.0), &small.1, &small.0).await?;
+        round.write(&small_star(&large.0), &small.1, &small.0, EDGE).await?;
         round.remove(&large.1, &large.0).await?;
         current = small;
         if round.count(&not_star(&current.0)).await? == 0 {
             break;
         }
     }
-    let nodes = round.write(&with_star_roots(&current.0), "components", &c.name).await?;
+    let nodes = round.write(&with_star_roots(&current.0), "components", &c.name, "node, component").await?;
     round.remove(&current.1, &current.0).await?;
     let components = round.count(&format!("SELECT count(DISTINCT component) AS n FROM {}", c.name)).await?;
     Ok(ComponentsStats { name: c.name.clone(), location: c.location.clone(), input_edges, rounds, nodes, components })

@@ -26,8 +26,9 @@ impl OutputStats {
     }
 }
 
-/// Where the input rows of a COPY with rejects went. Locally `input_rows` counts the rows its
-/// scans read, so a query that drops rows before the split shows them as unaccounted.
+/// Where the input rows of a COPY with rejects went. Locally `input_rows` counts the rows read by
+/// its scans that carry `_row` (lookup tables joined in without it do not count), so a query
+/// that drops rows before the split shows them as unaccounted.
 #[derive(Debug, Clone, Serialize)]
 pub struct Accounting {
     pub statement: usize,

@@ -1,5 +1,6 @@
 //! Runs a recipe's statements in order, routing Parquet COPY through tokq's writer.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
 use tokq_udfs::lineage::progress;
 use tokq_udfs::pack;
 use tokq_udfs::TokqError;
-use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups};
+use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
@@ -85,6 +86,26 @@ fn copy_options(c: &CopyToStatement) -> Vec<(String, String)> {
             (k.clone(), v)
         })
         .collect()
+}
+
+/// The files of the scans that carry `_row` on: the statement's input rows, for its accounting.
+/// Scans that read other columns only (lookup tables joined in) are not input rows.
+fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    let _ = plan.apply(|p| {
+        if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
+            if p.schema().column_with_name(ROW_COLUMN).is_some() {
+                files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    files
+}
+
+fn rows_from(files: &BTreeSet<String>) -> u64 {
+    let snap = progress::snapshot();
+    files.iter().filter_map(|f| snap.per_source.get(f)).map(|c| c.rows).sum()
 }
 
 /// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
@@ -163,7 +184,8 @@ impl Runner<'_> {
                 let facts = sink::plan_facts(df.logical_plan())?;
                 let plan = df.create_physical_plan().await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
-                let rows_before = progress::rows_read();
+                let inputs = lineage_input_files(&plan);
+                let rows_before = rows_from(&inputs);
                 let written = sink::write(self.ctx, plan, &target, &facts, &self.recipe.sha256()).await;
                 bar.finish();
                 let written = written?;
@@ -172,7 +194,7 @@ impl Runner<'_> {
                     outputs.push(OutputStats::new(&r.location, m));
                     accounting.push(Accounting {
                         statement: stmt.number,
-                        input_rows: progress::rows_read() - rows_before,
+                        input_rows: rows_from(&inputs) - rows_before,
                         kept: written.manifest.rows,
                         kept_target: target.location.clone(),
                         rejected: m.rows,
