@@ -81,6 +81,10 @@ struct RecipeArgs {
     /// What to do with a malformed input row.
     #[arg(long, value_enum, default_value = "fail")]
     on_bad_row: BadRow,
+    /// Memory for query execution in a local run, e.g. 4G (DataFusion's memory pool: sorts and
+    /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
 }
 
 #[derive(Args)]
@@ -124,11 +128,20 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
     };
     config = config.set_str("tokq.on_bad_row", bad);
     match &a.cluster {
+        Some(_) if a.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
         #[cfg(feature = "cluster")]
         Some(url) => tokq::cluster::remote_context(url, config).await,
         #[cfg(not(feature = "cluster"))]
         Some(_) => bail!("this tokq was built without the 'cluster' feature"),
-        None => Ok(local_context(config)?),
+        None => {
+            let ctx = local_context(config)?;
+            if let Some(limit) = &a.memory_limit {
+                ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
+                    .await
+                    .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
+            }
+            Ok(ctx)
+        }
     }
 }
 

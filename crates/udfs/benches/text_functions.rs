@@ -9,6 +9,8 @@ mod common;
 use std::hint::black_box;
 
 use common::{best, load, ROUNDS};
+use tokq_udfs::dedup::hash::text_hash;
+use tokq_udfs::dedup::minhash::{bands, MinHasher, BANDS, NGRAM, ROWS};
 use tokq_udfs::quality::c4::C4Quality;
 use tokq_udfs::quality::chain::{Chain, FINEWEB};
 use tokq_udfs::quality::fineweb::FineWebQuality;
@@ -35,10 +37,15 @@ fn main() {
         Box::new(FineWebQuality::default()),
     ];
     let chain = Chain::parse(FINEWEB).expect("fineweb chain");
+    let (hasher, hasher2) = (MinHasher::default(), MinHasher::default());
     let mut cases: Vec<(String, Box<dyn Fn(&str) -> usize>)> = vec![
         ("split_words".into(), Box::new(|t| split_words(t).len())),
         ("quality_chain 'fineweb'".into(), Box::new(move |t| chain.run(t).dropped.is_some() as usize)),
         ("simplify_text".into(), Box::new(|t| simplify_text(t).len())),
+        ("minhash shingles".into(), Box::new(|t| tokq_udfs::dedup::minhash::shingles(t, NGRAM).len())),
+        ("minhash".into(), Box::new(move |t| hasher.signature(t).map_or(0, |s| s[0] as usize))),
+        ("minhash + minhash_bands".into(), Box::new(move |t| hasher2.signature(t).map_or(0, |s| bands(&s, BANDS, ROWS).map_or(0, |b| b[0] as usize)))),
+        ("text_hash".into(), Box::new(|t| text_hash(t)[0] as usize)),
         ("mask_pii".into(), Box::new(|t| mask_pii(t).len())),
         ("clean_text".into(), Box::new(|t| clean_text(t).len())),
         ("normalize_text NFC".into(), Box::new(|t| normalize_text(t, Form::Nfc).len())),
