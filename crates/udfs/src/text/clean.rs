@@ -149,6 +149,9 @@ static NUMBERS: LazyLock<Regex> =
 /// datatrove's `simplify_text` with its defaults: lowercase, digit runs (with one decimal part)
 /// to "0", punctuation to spaces, whitespace runs to one space, NFD without combining marks.
 pub fn simplify_text(text: &str) -> String {
+    if text.is_ascii() {
+        return simplify_ascii(text);
+    }
     let lower = text.to_lowercase();
     let numbers = NUMBERS.replace_all(&lower, "0");
     let mut spaced = String::with_capacity(numbers.len());
@@ -164,13 +167,94 @@ pub fn simplify_text(text: &str) -> String {
             spaced.push(c);
         }
     }
-    let out: String = spaced.nfd().filter(|&c| !py::is_nonspacing_mark(c)).collect();
+    let out = nfd_without_marks(&spaced);
     py::strip(&out).to_string()
+}
+
+/// NFD, then without nonspacing marks. ASCII characters are starters that neither decompose nor
+/// take part in canonical reordering, so only the runs between them need the normalizer.
+fn nfd_without_marks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        out.push_str(&rest[..ascii]);
+        rest = &rest[ascii..];
+        let other = rest.bytes().position(|b| b.is_ascii()).unwrap_or(rest.len());
+        out.extend(rest[..other].nfd().filter(|&c| !py::is_nonspacing_mark(c)));
+        rest = &rest[other..];
+    }
+    out
+}
+
+/// [`simplify_text`] for ASCII text in one pass: only `[0-9]` are digits and only `.` and `,`
+/// separate decimals there, lowercasing is byte-wise, and NFD changes nothing.
+fn simplify_ascii(text: &str) -> String {
+    static PUNCT: LazyLock<[bool; 128]> = LazyLock::new(|| std::array::from_fn(|b| charsets::is_punctuation(b as u8 as char)));
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let (mut pending, mut i) = (false, 0);
+    let digits_from = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    while i < b.len() {
+        let (c, next) = if b[i].is_ascii_digit() {
+            let j = digits_from(i);
+            let decimal = j + 1 < b.len() && matches!(b[j], b'.' | b',') && b[j + 1].is_ascii_digit();
+            ('0', if decimal { digits_from(j + 1) } else { j })
+        } else if PUNCT[usize::from(b[i])] {
+            (' ', i + 1)
+        } else {
+            (char::from(b[i].to_ascii_lowercase()), i + 1)
+        };
+        i = next;
+        if py::isspace(c) {
+            pending = true;
+        } else {
+            if pending && !out.is_empty() {
+                out.push(' ');
+            }
+            pending = false;
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The plain composition of datatrove's steps, each over the whole text: the specification
+    /// that the ASCII pass and the run-wise normalization must equal.
+    fn simplify_spec(text: &str) -> String {
+        let numbers = NUMBERS.replace_all(&text.to_lowercase(), "0").into_owned();
+        let spaced: String = numbers.chars().map(|c| if charsets::is_punctuation(c) || py::isspace(c) { ' ' } else { c }).collect();
+        let collapsed = spaced.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+        let out: String = collapsed.nfd().filter(|&c| !py::is_nonspacing_mark(c)).collect();
+        py::strip(&out).to_string()
+    }
+
+    proptest! {
+        #[test]
+        fn ascii_pass_equals_the_composition(text in "[ -~\\t\\n\\r\\x0b\\x0c\\x1c-\\x1f0-9.,]{0,80}") {
+            prop_assert_eq!(simplify_text(&text), simplify_spec(&text));
+        }
+
+        #[test]
+        fn runwise_normalization_equals_the_composition(
+            text in prop::collection::vec(prop::sample::select(vec![
+                "a", "E", " ", ".", "3", ",", "\u{301}", "\u{308}", "\u{323}", "\u{1e69}", "\u{1e0b}\u{323}", "\u{f39}", "\u{1d165}",
+                "\u{1d16d}", "é", "Å", "ǅ", "ﬁ", "Σ", "ς", "İ", "٣", "٫", "\u{a0}", "\u{3000}", "漢", "\u{1fed}", "\u{344}", "K",
+            ]), 0..40).prop_map(|v| v.concat())
+        ) {
+            prop_assert_eq!(simplify_text(&text), simplify_spec(&text));
+        }
+    }
 
     #[test]
     fn normalizes_and_cleans() {
