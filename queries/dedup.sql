@@ -30,9 +30,11 @@ COPY (
 
 CREATE VIEW sources AS SELECT source, source_rank FROM read_parquet('${work:-out/dedup-work/}sources/');
 
+-- Small tables come first in every join: without row counts DataFusion builds its hash table from
+-- the left side, and the document tables must stream.
 CREATE VIEW nodes AS
 SELECT s.doc_id, s.text, s.content_hash, s.bands, src.source_rank * 1099511627776 + s._row AS node
-FROM signed s JOIN sources src ON s._source = src.source;
+FROM sources src JOIN signed s ON s._source = src.source;
 
 -- 3. Exact duplicates: each group of identical texts keeps its smallest node.
 COPY (
@@ -47,14 +49,14 @@ SELECT content_hash, keeper, keeper_doc_id, copies FROM read_parquet('${work:-ou
 --    smallest node. Documents under 5 words have no signature and stay out, as in datatrove.
 CREATE VIEW band_rows AS
 SELECT n.node, unnest(n.bands) AS band
-FROM nodes n LEFT JOIN exact e ON n.content_hash = e.content_hash
+FROM exact e RIGHT JOIN nodes n ON n.content_hash = e.content_hash
 WHERE n.bands IS NOT NULL AND (e.keeper IS NULL OR e.keeper = n.node);
 
 CREATE VIEW buckets AS
 SELECT band, min(node) AS root FROM band_rows GROUP BY band HAVING count(*) > 1;
 
 CREATE VIEW candidates AS
-SELECT r.node AS a, b.root AS b FROM band_rows r JOIN buckets b ON r.band = b.band WHERE r.node <> b.root;
+SELECT r.node AS a, b.root AS b FROM buckets b JOIN band_rows r ON r.band = b.band WHERE r.node <> b.root;
 
 -- Optional verification: with verify > 0, a link stays only if the two texts' shingle sets
 -- have exact Jaccard >= verify. The optimizer removes whichever branch does not apply.
@@ -87,12 +89,12 @@ COPY (
          CASE WHEN e.keeper <> n.node THEN e.keeper_doc_id
               ELSE coalesce(c.representative_doc_id, e.keeper_doc_id) END AS representative_doc_id,
          CASE WHEN e.keeper <> n.node THEN e.copies ELSE coalesce(c.cluster_size, e.copies) END AS cluster_size
-  FROM (
-    SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
-    FROM signed s JOIN sources src ON s._source = src.source
-  ) n
-  LEFT JOIN exact e ON n.content_hash = e.content_hash
-  LEFT JOIN clustered c ON n.node = c.node
+  FROM clustered c RIGHT JOIN (
+    exact e RIGHT JOIN (
+      SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
+      FROM sources src JOIN signed s ON s._source = src.source
+    ) n ON n.content_hash = e.content_hash
+  ) ON n.node = c.node
 ) TO '${output:-out/dedup/}' STORED AS PARQUET
   OPTIONS ('rejects' '${rejects:-out/dedup-rejects/}');
 

@@ -131,7 +131,7 @@ def main():
         n, size, truth = generate(corpus, pool, a.gb, a.families, a.copies, a.rate, seed=1)
         print(f"corpus: {n} docs, {size / 1e9:.2f} GB, {a.families} families of 1 + {a.copies} "
               f"(edit rate {a.rate} per word), sentences from {len(pool)} real ones; built in {time.perf_counter() - t0:.0f}s", flush=True)
-        out = {k: os.path.join(tmp, k) + "/" for k in ("work", "out", "rejects")}
+        out = {k: os.path.join(tmp, k) + "/" for k in ("work", "output", "rejects")}
         args = [a.tokq, "run", os.path.join(ROOT, "queries/dedup.sql"), "--quiet", "--memory-limit", a.memory_limit,
                 "--set", f"input={corpus}"] + [x for k, v in out.items() for x in ("--set", f"{k}={v}")]
         t0 = time.perf_counter()
@@ -141,7 +141,7 @@ def main():
         print(f"tokq dedup.sql: {secs:.0f}s ({size / 1e6 / secs:.1f} MB/s on {os.cpu_count()} cores), "
               f"peak RSS {peak:.0f} MB with --memory-limit {a.memory_limit}")
         cols = ["doc_id", "representative_doc_id"]
-        rows = read_dir(out["out"], cols) + read_dir(out["rejects"], cols + ["filter_reason"])
+        rows = read_dir(out["output"], cols) + read_dir(out["rejects"], cols + ["filter_reason"])
         assert len(rows) == n, f"{len(rows)} rows out of {n} input rows"
         rep = {r["doc_id"]: r["representative_doc_id"] or r["doc_id"] for r in rows}
 

@@ -234,7 +234,12 @@ impl Runner<'_> {
 
     async fn explain_one(&self, stmt: &Statement) -> Result<String> {
         let sql = match classify(&stmt.sql)? {
-            Kind::Components(c) => return Ok(format!("connected components of {} ({}, {}) in rounds of SQL under {}\n", c.relation, c.a, c.b, c.location)),
+            Kind::Components(c) => {
+                // An empty stand-in with the result's schema, so later statements can be planned.
+                let (a, rel) = (&c.a, &c.relation);
+                self.ctx.sql(&format!("CREATE VIEW {} AS SELECT {a} AS node, {a} AS component FROM {rel} WHERE false", c.name)).await?.collect().await?;
+                return Ok(format!("connected components of {rel} ({a}, {}) in rounds of SQL under {}\n", c.b, c.location));
+            }
             Kind::ParquetCopy(copy) => copy_source_sql(&copy),
             Kind::Query => stmt.sql.clone(),
             Kind::Other => {
