@@ -69,15 +69,16 @@ def mutate(words, rate, rng):
     return out
 
 
-def generate(path, pool, gb, families, copies, rate, seed):
+def generate(path, pool, gb, families, copies, rate, sample, seed):
     rng = random.Random(seed)
     target = int(gb * 1e9)
     written = n = 0
-    truth = {}
-    plan = [("family", f) for f in range(families)]
+    truth, texts = {}, {}
     with open(path, "w") as f:
         def emit(doc_id, text):
             nonlocal written, n
+            if doc_id in truth and truth[doc_id] < sample:
+                texts[doc_id] = text
             line = json.dumps({"id": doc_id, "text": text}) + "\n"
             f.write(line)
             written += len(line)
@@ -91,15 +92,30 @@ def generate(path, pool, gb, families, copies, rate, seed):
             if fam < families and rng.random() < 0.5:
                 base = document()
                 words = base.split()
-                emit(f"fam{fam}-base", base)
                 truth[f"fam{fam}-base"] = fam
+                emit(f"fam{fam}-base", base)
                 for c in range(copies):
-                    emit(f"fam{fam}-copy{c}", " ".join(mutate(words, rate, rng)))
                     truth[f"fam{fam}-copy{c}"] = fam
+                    emit(f"fam{fam}-copy{c}", " ".join(mutate(words, rate, rng)))
                 fam += 1
             else:
                 emit(f"filler{n}", document())
-    return n, written, truth
+    return n, written, truth, texts
+
+
+def expected_recall(texts, families, copies):
+    """Exact Jaccard of sampled base/copy pairs (datatrove's shingles), and the probability that
+    14 x 8 LSH makes each a candidate: 1 - (1 - J^8)^14."""
+    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
+
+    sig = MinhashDedupSignature(tempfile.mkdtemp())
+    shingles = lambda t: set(sig.get_shingles(t).reshape(-1).tolist())
+    js = []
+    for f in range(families):
+        if f"fam{f}-base" in texts:
+            base = shingles(texts[f"fam{f}-base"])
+            js += [len(base & (c := shingles(texts[f"fam{f}-copy{i}"]))) / len(base | c) for i in range(copies)]
+    return sum(js) / len(js), min(js), sum(1 - (1 - j ** 8) ** 14 for j in js) / len(js)
 
 
 def read_dir(path, columns):
@@ -117,7 +133,8 @@ def main():
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--families", type=int, default=5000)
     ap.add_argument("--copies", type=int, default=4)
-    ap.add_argument("--rate", type=float, default=0.02, help="edit probability per word")
+    ap.add_argument("--rate", type=float, default=0.01, help="edit probability per word")
+    ap.add_argument("--sample", type=int, default=300, help="base/copy pairs whose exact Jaccard is measured")
     ap.add_argument("--memory-limit", default="2G")
     ap.add_argument("--min-recall", type=float, default=0.99)
     ap.add_argument("--keep", help="directory to keep the corpus and outputs in")
@@ -128,7 +145,7 @@ def main():
         t0 = time.perf_counter()
         pool = sentences(a.shared)
         corpus = os.path.join(tmp, "corpus.jsonl")
-        n, size, truth = generate(corpus, pool, a.gb, a.families, a.copies, a.rate, seed=1)
+        n, size, truth, texts = generate(corpus, pool, a.gb, a.families, a.copies, a.rate, a.sample, seed=1)
         print(f"corpus: {n} docs, {size / 1e9:.2f} GB, {a.families} families of 1 + {a.copies} "
               f"(edit rate {a.rate} per word), sentences from {len(pool)} real ones; built in {time.perf_counter() - t0:.0f}s", flush=True)
         out = {k: os.path.join(tmp, k) + "/" for k in ("work", "output", "rejects")}
@@ -160,6 +177,9 @@ def main():
         mixed = sum(len({truth.get(d, d) for d in m}) > 1 for m in members.values())
         removed = sum(1 for r in rows if r.get("filter_reason"))
         recall = pairs / (a.families * a.copies)
+        mean_j, min_j, p_link = expected_recall(texts, a.families, a.copies)
+        print(f"sampled {len(texts)} planted docs: base/copy Jaccard mean {mean_j:.3f}, min {min_j:.3f}; "
+              f"LSH makes a base/copy pair a candidate with probability {p_link:.4f} on average")
         print(f"families found whole: {whole}/{a.families}; copies clustered with their base: {pairs}/{a.families * a.copies} "
               f"({100 * recall:.2f}%); clusters mixing families or fillers: {mixed}; removed {removed} "
               f"(planted copies: {a.families * a.copies})")
