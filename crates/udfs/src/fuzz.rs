@@ -4,6 +4,9 @@
 
 use proptest::prelude::*;
 
+use xxhash_rust::xxh64::xxh64;
+
+use crate::dedup::minhash::{bands, jaccard, MinHasher, BANDS, NGRAM, ROWS};
 use crate::quality::c4::C4Quality;
 use crate::quality::chain::{Chain, FINEWEB};
 use crate::quality::fineweb::FineWebQuality;
@@ -74,8 +77,17 @@ fn exercise(text: &str) {
     let cleaned = clean_text(text);
     assert_eq!(clean_text(&cleaned), cleaned, "clean_text is idempotent");
     let _ = mask_pii(text);
-    let _ = simplify_text(text);
+    let simple = simplify_text(text);
     let _ = detect_language(text);
+    // Shingles hashed in place equal the joined n-grams' hashes; signatures and bands are whole.
+    let h = MinHasher::default();
+    let words = split_words(&simple);
+    let joined: Vec<u64> = words.windows(NGRAM).map(|g| xxh64(g.join(" ").as_bytes(), 0)).collect();
+    assert_eq!(h.shingles(text), joined);
+    if let Some(sig) = h.signature(text) {
+        assert_eq!(bands(&sig, BANDS, ROWS).map(|b| b.len()).ok(), Some(BANDS));
+        assert_eq!(jaccard(text, text, NGRAM), Some(1.0));
+    }
 }
 
 fn decide_from_signals(r: &GopherRepetition, s: &repetition::Signals) -> Option<&'static str> {

@@ -73,25 +73,37 @@ impl MinHasher {
 
 /// xxhash64 of each run of `n` words of the simplified text, joined by one space.
 pub fn shingles(text: &str, n: usize) -> Vec<u64> {
+    if n == 0 {
+        return Vec::new();
+    }
     let simple = simplify_text(text);
     let words = split_words(&simple);
     let base = simple.as_ptr() as usize;
     // Words are slices of `simple`; an offset that is not (impossible) only costs the copy.
     let span = |w: &str| (w.as_ptr() as usize).checked_sub(base).map(|start| start..start + w.len());
+    // breaks[k]: word boundaries before k that are not exactly one space. A run of words with no
+    // break inside is already its joined n-gram in the text, and is hashed in place.
+    let mut breaks = Vec::with_capacity(words.len());
+    let mut count = 0;
+    breaks.push(0);
+    for pair in words.windows(2) {
+        let one_space = span(pair[0]).zip(span(pair[1])).is_some_and(|(a, b)| b.start == a.end + 1 && simple.as_bytes().get(a.end) == Some(&b' '));
+        count += usize::from(!one_space);
+        breaks.push(count);
+    }
     let mut buf = String::new();
     words
         .windows(n)
-        .map(|gram| {
-            let letters: usize = gram.iter().map(|w| w.len()).sum();
-            // The simplified text separates words by one space or none, so when the run's
-            // extent is its letters plus n - 1, it already is the joined n-gram.
-            let joined = span(gram[0]).zip(span(gram[n - 1])).and_then(|(first, last)| simple.get(first.start..last.end));
-            if let Some(joined) = joined.filter(|j| j.len() == letters + n - 1) {
-                return xxh64(joined.as_bytes(), 0);
+        .enumerate()
+        .map(|(i, gram)| {
+            if breaks[i + n - 1] == breaks[i] {
+                if let Some(joined) = span(gram[0]).zip(span(gram[n - 1])).and_then(|(a, b)| simple.get(a.start..b.end)) {
+                    return xxh64(joined.as_bytes(), 0);
+                }
             }
             buf.clear();
-            for (i, w) in gram.iter().enumerate() {
-                if i > 0 {
+            for (k, w) in gram.iter().enumerate() {
+                if k > 0 {
                     buf.push(' ');
                 }
                 buf.push_str(w);

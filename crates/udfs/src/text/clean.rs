@@ -143,31 +143,78 @@ pub fn mask_pii(text: &str) -> Cow<'_, str> {
     }
 }
 
-static NUMBERS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\p{Nd}+(?:[.,،٫⎖⎗⎘]\p{Nd}+)?").unwrap_or_else(|e| panic!("numbers pattern: {e}")));
+/// What may separate a number's decimal part: `[.,،٫⎖⎗⎘]` in datatrove's `NUMBERS_PATTERN`.
+const DECIMAL_SEPARATORS: [char; 7] = ['.', ',', '،', '٫', '⎖', '⎗', '⎘'];
+
+/// Collapses whitespace runs to one space and drops leading and trailing ones.
+struct Spaced {
+    out: String,
+    pending: bool,
+}
+
+impl Spaced {
+    fn push(&mut self, c: char) {
+        if py::isspace(c) {
+            self.pending = true;
+            return;
+        }
+        if self.pending && !self.out.is_empty() {
+            self.out.push(' ');
+        }
+        self.pending = false;
+        self.out.push(c);
+    }
+}
+
+/// The end of `\p{Nd}+(?:[separators]\p{Nd}+)?` starting at `at` (leftmost-first, greedy).
+fn number_end(text: &str, at: usize) -> usize {
+    let digits = |mut j: usize| {
+        while let Some(c) = text[j..].chars().next().filter(|&c| py::is_decimal(c)) {
+            j += c.len_utf8();
+        }
+        j
+    };
+    let end = digits(at);
+    match text[end..].chars().next().filter(|c| DECIMAL_SEPARATORS.contains(c)) {
+        Some(sep) if text[end + sep.len_utf8()..].chars().next().is_some_and(py::is_decimal) => digits(end + sep.len_utf8()),
+        _ => end,
+    }
+}
 
 /// datatrove's `simplify_text` with its defaults: lowercase, digit runs (with one decimal part)
 /// to "0", punctuation to spaces, whitespace runs to one space, NFD without combining marks.
+/// One pass does the first four steps: lowercasing maps no character to or from a digit or a
+/// separator, so numbers are found in the original text. Only a capital sigma needs the whole
+/// text to lowercase (its final form depends on the neighbours).
 pub fn simplify_text(text: &str) -> String {
-    if text.is_ascii() {
-        return simplify_ascii(text);
-    }
-    let lower = text.to_lowercase();
-    let numbers = NUMBERS.replace_all(&lower, "0");
-    let mut spaced = String::with_capacity(numbers.len());
-    let mut pending = false;
-    for c in numbers.chars().map(|c| if charsets::is_punctuation(c) { ' ' } else { c }) {
-        if py::isspace(c) {
-            pending = true;
-        } else {
-            if pending && !spaced.is_empty() {
-                spaced.push(' ');
-            }
-            pending = false;
-            spaced.push(c);
+    static PUNCT: LazyLock<[bool; 128]> = LazyLock::new(|| std::array::from_fn(|b| charsets::is_punctuation(b as u8 as char)));
+    let lowered;
+    let text = if text.contains('Σ') {
+        lowered = text.to_lowercase();
+        lowered.as_str()
+    } else {
+        text
+    };
+    let mut spaced = Spaced { out: String::with_capacity(text.len()), pending: false };
+    let (bytes, mut i) = (text.as_bytes(), 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii() && !b.is_ascii_digit() {
+            i += 1;
+            let l = b.to_ascii_lowercase();
+            spaced.push(if PUNCT[usize::from(l)] { ' ' } else { char::from(l) });
+            continue;
         }
+        let Some(c) = text[i..].chars().next() else { break };
+        if py::is_decimal(c) {
+            spaced.push('0');
+            i = number_end(text, i);
+            continue;
+        }
+        i += c.len_utf8();
+        c.to_lowercase().for_each(|l| spaced.push(if charsets::is_punctuation(l) { ' ' } else { l }));
     }
-    let out = nfd_without_marks(&spaced);
+    let out = nfd_without_marks(&spaced.out);
     py::strip(&out).to_string()
 }
 
@@ -187,51 +234,15 @@ fn nfd_without_marks(text: &str) -> String {
     out
 }
 
-/// [`simplify_text`] for ASCII text in one pass: only `[0-9]` are digits and only `.` and `,`
-/// separate decimals there, lowercasing is byte-wise, and NFD changes nothing.
-fn simplify_ascii(text: &str) -> String {
-    static PUNCT: LazyLock<[bool; 128]> = LazyLock::new(|| std::array::from_fn(|b| charsets::is_punctuation(b as u8 as char)));
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(b.len());
-    let (mut pending, mut i) = (false, 0);
-    let digits_from = |mut j: usize| {
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        j
-    };
-    while i < b.len() {
-        let (c, next) = if b[i].is_ascii_digit() {
-            let j = digits_from(i);
-            let decimal = j + 1 < b.len() && matches!(b[j], b'.' | b',') && b[j + 1].is_ascii_digit();
-            ('0', if decimal { digits_from(j + 1) } else { j })
-        } else if PUNCT[usize::from(b[i])] {
-            (' ', i + 1)
-        } else {
-            (char::from(b[i].to_ascii_lowercase()), i + 1)
-        };
-        i = next;
-        if py::isspace(c) {
-            pending = true;
-        } else {
-            if pending && !out.is_empty() {
-                out.push(' ');
-            }
-            pending = false;
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     /// The plain composition of datatrove's steps, each over the whole text: the specification
-    /// that the ASCII pass and the run-wise normalization must equal.
+    /// that the one-pass version must equal.
     fn simplify_spec(text: &str) -> String {
+        static NUMBERS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\p{Nd}+(?:[.,،٫⎖⎗⎘]\p{Nd}+)?").unwrap());
         let numbers = NUMBERS.replace_all(&text.to_lowercase(), "0").into_owned();
         let spaced: String = numbers.chars().map(|c| if charsets::is_punctuation(c) || py::isspace(c) { ' ' } else { c }).collect();
         let collapsed = spaced.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
@@ -250,6 +261,7 @@ mod tests {
             text in prop::collection::vec(prop::sample::select(vec![
                 "a", "E", " ", ".", "3", ",", "\u{301}", "\u{308}", "\u{323}", "\u{1e69}", "\u{1e0b}\u{323}", "\u{f39}", "\u{1d165}",
                 "\u{1d16d}", "é", "Å", "ǅ", "ﬁ", "Σ", "ς", "İ", "٣", "٫", "\u{a0}", "\u{3000}", "漢", "\u{1fed}", "\u{344}", "K",
+                "Ω", "ΑΒ", "ẞ", "Ⅻ", "①", "߀", "१", "⎖", "،", "\u{2028}", "\u{85}", "\x1c", "Ǆ", "ﬀ", "Ꭰ", "\u{10400}", "𝟘",
             ]), 0..40).prop_map(|v| v.concat())
         ) {
             prop_assert_eq!(simplify_text(&text), simplify_spec(&text));

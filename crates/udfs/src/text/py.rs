@@ -10,6 +10,11 @@ pub fn isspace(c: char) -> bool {
     c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
+/// A decimal digit of any script, `\p{Nd}` (ASCII checked first).
+pub fn is_decimal(c: char) -> bool {
+    c.is_ascii_digit() || (!c.is_ascii() && get_general_category(c) == G::DecimalNumber)
+}
+
 /// `str.isalpha()` for one character: general category L*.
 pub fn isalpha(c: char) -> bool {
     if c.is_ascii() {
