@@ -6,8 +6,9 @@
 -- one of the two. The representative of a group is its smallest lineage key (source, row).
 --   tokq run queries/dedup.sql
 -- Parameters (--set NAME=VALUE): input, output, rejects, work (scratch directory for signatures,
--- groups and clustering rounds), bands, rows (LSH: 14 x 8), verify (keep only candidate pairs
--- with exact shingle Jaccard >= verify; 0, the default, trusts the bands as datatrove does).
+-- groups and clustering rounds), bands, rows (LSH: 14 x 8; the signature gets bands * rows
+-- permutations), verify (keep only candidate pairs with exact shingle Jaccard >= verify; 0,
+-- the default, trusts the bands as datatrove does).
 
 CREATE VIEW docs AS
 SELECT id AS doc_id, text, _source, _row
@@ -16,7 +17,7 @@ FROM read_jsonl('${input:-queries/data/*.jsonl*}');
 -- 1. One pass over the input: each document's content hash and LSH band hashes, with lineage.
 COPY (
   SELECT doc_id, _source, _row, text, text_hash(text) AS content_hash,
-         minhash_bands(minhash(text), ${bands:-14}, ${rows:-8}) AS bands
+         minhash_bands(minhash(text, ${bands:-14} * ${rows:-8}), ${bands:-14}, ${rows:-8}) AS bands
   FROM docs
 ) TO '${work:-out/dedup-work/}signed/' STORED AS PARQUET;
 
