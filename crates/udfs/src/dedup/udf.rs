@@ -116,16 +116,19 @@ impl ScalarUDFImpl for DedupUdf {
                     return exec_err!("minhash_bands: expected a signature from minhash (List<UInt64>), got {}", first.data_type());
                 };
                 let mut out = ListBuilder::with_capacity(UInt64Builder::with_capacity(sigs.len() * b), sigs.len());
-                for sig in sigs.iter() {
-                    let values = sig.as_ref().map(|s| s.as_any().downcast_ref::<UInt64Array>().map(|v| v.values().to_vec()));
-                    match values {
-                        Some(Some(v)) => {
-                            out.values().append_slice(&bands(&v, b, r)?);
-                            out.append(true);
-                        }
-                        Some(None) => return exec_err!("minhash_bands: expected a signature from minhash (List<UInt64>), got {}", first.data_type()),
-                        None => out.append_null(),
+                // The signatures are slices of the list's one value buffer: no per-row copy.
+                let Some(values) = sigs.values().as_any().downcast_ref::<UInt64Array>() else {
+                    return exec_err!("minhash_bands: expected a signature from minhash (List<UInt64>), got {}", first.data_type());
+                };
+                let offsets = sigs.value_offsets();
+                for i in 0..sigs.len() {
+                    if sigs.is_null(i) {
+                        out.append_null();
+                        continue;
                     }
+                    let sig = &values.values()[offsets[i] as usize..offsets[i + 1] as usize];
+                    out.values().append_slice(&bands(sig, b, r)?);
+                    out.append(true);
                 }
                 Arc::new(out.finish())
             }
