@@ -1,4 +1,5 @@
-//! Chunked encoding gives the ids of whole-text encoding, on real tokenizers and real text.
+//! On real tokenizers and real text: tokq's own encoder gives the reference encoders' ids, and
+//! the reference encoders' chunked encoding gives their whole-text ids.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -20,11 +21,7 @@ fn docs(rel: &str, limit: usize) -> Option<Vec<String>> {
     )
 }
 
-#[test]
-fn chunked_ids_equal_whole_text_ids() {
-    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
-        return;
-    };
+fn specs() -> Vec<String> {
     let mut specs: Vec<String> = ["gpt2/tokenizer.json", "llama3/tokenizer.json", "qwen/tokenizer.json", "mistral/tokenizer.v1.json"]
         .iter()
         .filter_map(|t| shared(&format!("tokenizers/{t}")))
@@ -35,8 +32,35 @@ fn chunked_ids_equal_whole_text_ids() {
     if let Some(q) = shared("tokenizers/qwen/qwen.tiktoken") {
         specs.push(format!("tiktoken:{}#qwen", q.display()));
     }
-    for spec in &specs {
-        let tok = Tokenizer::load(spec).unwrap();
+    if let Some(r) = shared("tokenizers/openai-tiktoken/r50k_base.tiktoken") {
+        specs.push(format!("tiktoken:{}#r50k", r.display()));
+    }
+    specs
+}
+
+#[test]
+fn tokq_encoder_gives_the_reference_ids() {
+    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 300), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+        return;
+    };
+    for spec in specs() {
+        let ours = Tokenizer::load(&spec).unwrap();
+        let reference = Tokenizer::load(&format!("reference:{spec}")).unwrap();
+        let want = if spec.contains("mistral") { "hf-tokenizers" } else { "tokq-bpe" };
+        assert_eq!(ours.backend(), want, "{spec}: {:?}", ours.fallback_reason);
+        for text in wiki.iter().chain(udhr.iter()) {
+            assert_eq!(ours.encode_whole(text).unwrap(), reference.encode_whole(text).unwrap(), "{spec}: {}", &text[..text.len().min(80)]);
+        }
+    }
+}
+
+#[test]
+fn chunked_ids_equal_whole_text_ids() {
+    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+        return;
+    };
+    for spec in &specs() {
+        let tok = Tokenizer::load(&format!("reference:{spec}")).unwrap();
         let mut cuts = 0;
         for text in wiki.iter().chain(udhr.iter()) {
             let mut chunked = vec![];

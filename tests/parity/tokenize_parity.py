@@ -2,7 +2,13 @@
 
 For each tokenizer and corpus, tokq writes pretokenized Parquet; every output row is looked up
 in the corpus by its lineage (`_source`, `_row`) and re-encoded by the reference. Exits non-zero
-on any mismatch, a missing row, or a row that lineage does not resolve.
+on any mismatch, a missing row, a row that lineage does not resolve, or a spec that is not on
+the encoder it should be on (`tokq tokenizer SPEC`).
+
+Besides the shared corpora, an adversarial corpus is generated: long runs of one character,
+whitespace runs, digits, emoji and ZWJ sequences, combining marks, contractions in every case,
+special-token text, every code point of planes 0-3 and 14 in several contexts, all written with
+JSON surrogate-pair escapes, and one 10 MB document.
 
     python tests/parity/tokenize_parity.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
 """
@@ -28,13 +34,44 @@ def tiktoken_offline(shared, name):
     os.environ["TIKTOKEN_CACHE_DIR"] = cache
     import tiktoken
     enc = tiktoken.get_encoding(name)
-    return lambda text: enc.encode_ordinary(text)
+    return lambda texts: enc.encode_ordinary_batch(texts, num_threads=2)
 
 
 def hf(path):
     from tokenizers import Tokenizer
     tok = Tokenizer.from_file(path)
-    return lambda text: tok.encode(text, add_special_tokens=False).ids
+    return lambda texts: [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
+
+
+def adversarial(path, wikipedia):
+    """Writes the adversarial corpus (ensure_ascii: every non-ASCII character is a \\u escape,
+    astral ones as surrogate pairs) and returns its path."""
+    docs = [
+        "a" * 40_000,
+        " " * 100_000,
+        "\n" * 50_000,
+        "\t \n\r\u3000\xa0 \x0b\x0c\x85\u2028" * 5_000,
+        "1234567890" * 20_000 + " \u0661\u0662\u0663 \u216b \u00bd 3.14159 1,000,000",
+        "\U0001F600" * 8_000 + " \U0001F469\u200d\U0001F469\u200d\U0001F467 \U0001F3F3\ufe0f\u200d\U0001F308 " * 500,
+        ("e\u0301" + "A\u0301B" + " \u0301x" + "\u0915\u094d\u0937") * 3_000,
+        "'s'S'\u017f'll'LL'Re 've ']'d don't DON'T Don'T we'VE" * 2_000,
+        "<|endoftext|> x<|im_start|>user\n<|begin_of_text|><|end_of_text|><|endoftext|><|endoftext" * 50,
+        "emoji \U0001F600 and \U0001D518\U0001D52B\U0001D526 \U00020706 mixed",
+    ]
+    points = [c for c in list(range(0, 0x32400)) + list(range(0xE0000, 0xE01F0)) if not 0xD800 <= c < 0xE000]
+    for i in range(0, len(points), 8192):
+        docs.append("".join(f"x{c}{c}y {c}7 {c}\u0301A{c}a'{c} \n" for c in map(chr, points[i:i + 8192])))
+    big, size = [], 0
+    for _, doc in lines(wikipedia):
+        big.append(doc["text"])
+        size += len(doc["text"].encode())
+        if size >= 10_000_000:
+            break
+    docs.append("\n\n".join(big))
+    with open(path, "w") as f:
+        for i, text in enumerate(docs):
+            f.write(json.dumps({"id": f"adversarial-{i}", "text": text}, ensure_ascii=True) + "\n")
+    return path
 
 
 def main():
@@ -44,19 +81,31 @@ def main():
     ap.add_argument("--recipe", default=os.path.join(os.path.dirname(__file__), "tokenize.sql"))
     a = ap.parse_args()
     s = a.shared
+    work = tempfile.mkdtemp(prefix="tokq-parity-corpora-")
+    wikipedia = os.path.join(s, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz")
     corpora = {
-        "wikipedia-en-2015": os.path.join(s, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"),
+        "wikipedia-en-2015": wikipedia,
         "udhr-multilingual": os.path.join(s, "corpora/udhr-multilingual/udhr2.jsonl"),
+        "nltk-webtext": os.path.join(s, "corpora/nltk-webtext/webtext.jsonl"),
+        "spdx-licenses": os.path.join(s, "corpora/spdx-licenses/spdx_licenses.jsonl"),
+        "adversarial": adversarial(os.path.join(work, "adversarial.jsonl"), wikipedia),
     }
+    # name: (spec, tiktoken encoding or None for Python tokenizers, the encoder tokq must use)
     tokenizers = {
-        "gpt2": (os.path.join(s, "tokenizers/gpt2/tokenizer.json"), None),
-        "llama3": (os.path.join(s, "tokenizers/llama3/tokenizer.json"), None),
-        "qwen": (os.path.join(s, "tokenizers/qwen/tokenizer.json"), None),
-        "mistral-v1": (os.path.join(s, "tokenizers/mistral/tokenizer.v1.json"), None),
-        "cl100k_base": ("tiktoken:cl100k_base", "cl100k_base"),
+        "gpt2": (os.path.join(s, "tokenizers/gpt2/tokenizer.json"), None, "tokq-bpe"),
+        "llama3": (os.path.join(s, "tokenizers/llama3/tokenizer.json"), None, "tokq-bpe"),
+        "qwen": (os.path.join(s, "tokenizers/qwen/tokenizer.json"), None, "tokq-bpe"),
+        "mistral-v1": (os.path.join(s, "tokenizers/mistral/tokenizer.v1.json"), None, "hf-tokenizers"),
+        "cl100k_base": ("tiktoken:cl100k_base", "cl100k_base", "tokq-bpe"),
+        "o200k_base": ("tiktoken:o200k_base", "o200k_base", "tokq-bpe"),
     }
     failed = False
-    for name, (spec, tk) in tokenizers.items():
+    for name, (spec, tk, encoder) in tokenizers.items():
+        info = subprocess.run([a.tokq, "tokenizer", spec], capture_output=True, text=True)
+        used = next((l.split()[1] for l in info.stdout.splitlines() if l.startswith("encoder")), None)
+        if used != encoder:
+            print(f"FAIL {name}: encoder {used!r}, expected {encoder!r}: {info.stdout.strip()} {info.stderr.strip()}")
+            failed = True
         ref = tiktoken_offline(s, tk) if tk else hf(spec)
         for corpus, path in corpora.items():
             out = tempfile.mkdtemp(prefix="tokq-parity-")
@@ -73,25 +122,25 @@ def main():
             got = {(src.split("/")[-1], row): ids for src, row, ids in
                    zip(table["_source"].to_pylist(), table["_row"].to_pylist(), table["input_ids"].to_pylist())}
             t0 = time.time()
-            docs = same = 0
-            bad = []
+            keys, texts, ids = [], [], []
             for i, doc in lines(path):
-                docs += 1
-                key = (os.path.basename(path), i)
-                want = ref(doc["text"])
-                if got.get(key) == want:
-                    same += 1
-                else:
-                    bad.append((doc.get("id"), key in got))
+                keys.append((os.path.basename(path), i))
+                texts.append(doc["text"])
+                ids.append(doc.get("id"))
+            wants = ref(texts)
+            docs = len(keys)
+            same = sum(got.get(k) == w for k, w in zip(keys, wants))
+            bad = [(d, k in got) for k, w, d in zip(keys, wants, ids) if got.get(k) != w]
             t_ref = time.time() - t0
             extra = len(got) - docs
             status = "ok" if same == docs and extra == 0 else "FAIL"
             failed |= status != "ok"
-            print(f"{status} {name:12s} {corpus:18s} identical {same}/{docs} docs  "
+            print(f"{status} {name:12s} {corpus:18s} [{used}] identical {same}/{docs} docs  "
                   f"(tokq {t_tokq:.1f}s, reference {t_ref:.1f}s)")
             for doc_id, present in bad[:20]:
                 print(f"    mismatch: doc {doc_id}" + ("" if present else " (missing from output)"))
             shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if failed else 0)
 
 

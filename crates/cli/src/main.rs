@@ -25,6 +25,12 @@ enum Cmd {
     Run(RunArgs),
     /// Print each statement's logical and physical plan without reading or writing data.
     Explain(RecipeArgs),
+    /// Load a tokenizer spec and say which encoder runs it: tokq's own, or the reference
+    /// implementation and why.
+    Tokenizer {
+        /// As given to tokenize(): a tokenizer.json path or URI, tiktoken:NAME, tiktoken:PATH#PATTERN.
+        spec: String,
+    },
     /// Start a Ballista scheduler with tokq's functions.
     #[cfg(feature = "cluster")]
     Scheduler {
@@ -164,6 +170,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let ctx = context(&a).await?;
             print!("{}", Runner { ctx: &ctx, recipe: &recipe, quiet: true }.explain().await?);
         }
+        Cmd::Tokenizer { spec } => {
+            let t = tokq_udfs::tokenize::Tokenizer::load(&spec)?;
+            println!("spec     {spec}\nencoder  {}\nsha256   {}", t.backend(), t.sha256);
+            if let Some(reason) = &t.fallback_reason {
+                println!("fallback {reason}");
+            }
+        }
         #[cfg(feature = "cluster")]
         Cmd::Scheduler { bind_host, bind_port } => tokq::cluster::run_scheduler(bind_host, bind_port).await?,
         #[cfg(feature = "cluster")]
@@ -186,7 +199,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_));
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. });
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

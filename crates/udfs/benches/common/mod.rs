@@ -7,11 +7,15 @@ pub const DOCS: usize = 1000;
 pub const ROUNDS: usize = 3;
 
 pub fn load(path: &str) -> Vec<String> {
+    load_n(path, DOCS)
+}
+
+pub fn load_n(path: &str, docs: usize) -> Vec<String> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let r: Box<dyn Read> = if path.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(f)) } else { Box::new(f) };
     BufReader::new(r)
         .lines()
-        .take(DOCS)
+        .take(docs)
         .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap()["text"].as_str().unwrap().to_string())
         .collect()
 }

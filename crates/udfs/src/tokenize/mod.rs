@@ -2,6 +2,7 @@
 //! process-wide cache so that each process loads a tokenizer once.
 
 pub mod chunk;
+pub mod fast;
 pub mod hf;
 pub mod spec;
 pub mod tiktoken;
@@ -22,9 +23,17 @@ pub const DEFAULT_CHUNK_BYTES: usize = 8 * 1024;
 /// One tokenizer backend: text in, ids out, no special tokens added.
 pub trait Encode: Send + Sync {
     fn encode(&self, text: &str) -> std::result::Result<Vec<u32>, String>;
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> std::result::Result<(), String> {
+        out.extend(self.encode(text)?);
+        Ok(())
+    }
     /// The id of a token given by its string form, such as `<|endoftext|>`.
     fn token_id(&self, token: &str) -> Option<u32>;
     fn backend(&self) -> &'static str;
+    /// The pre-token caches, for encoders that keep them.
+    fn cache_stats(&self) -> Option<fast::CacheStats> {
+        None
+    }
 }
 
 /// A loaded tokenizer with what the output footer records about it.
@@ -33,8 +42,15 @@ pub struct Tokenizer {
     /// sha256 of the tokenizer file (or of the bundled rank table).
     pub sha256: String,
     encoder: Box<dyn Encode>,
-    chunk_style: ChunkStyle,
+    /// Chunking bounds the reference encoders' cost on long texts; tokq's own encoder is linear
+    /// and needs none (`None`).
+    chunk_style: Option<ChunkStyle>,
+    /// Why the spec is not on tokq's own encoder, when it is not.
+    pub fallback_reason: Option<String>,
 }
+
+/// Forces the reference encoder (the `tokenizers` crate or tiktoken-rs) for the spec after it.
+pub const REFERENCE_PREFIX: &str = "reference:";
 
 /// Ids added around each document, set per call: `'bos=<|begin_of_text|>,eos=128001'`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,40 +62,74 @@ pub struct EncodeOptions {
 impl Tokenizer {
     pub fn load(spec: &str) -> Result<Self> {
         let err = |cause: String| TokqError::Tokenizer { spec: spec.to_string(), cause };
-        let (encoder, sha256, chunk_style): (Box<dyn Encode>, String, ChunkStyle) =
-            match TokenizerSpec::parse(spec)? {
-                TokenizerSpec::BuiltinTiktoken(which) => {
-                    let (t, sha) = tiktoken::Tiktoken::builtin(which).map_err(err)?;
-                    (Box::new(t), sha, ChunkStyle::KeepSpace)
+        let (reference, rest) = match spec.strip_prefix(REFERENCE_PREFIX) {
+            Some(rest) => (true, rest),
+            None => (false, spec),
+        };
+        let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
+        let fast = |model, pattern: spec::SplitPattern, added| -> Box<dyn Encode> {
+            Box::new(fast::FastBpe::new(model, pattern, pattern.nfc(), added))
+        };
+        let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
+            TokenizerSpec::BuiltinTiktoken(which) if reference => {
+                let (t, sha) = tiktoken::Tiktoken::builtin(which).map_err(err)?;
+                (Box::new(t) as Box<dyn Encode>, sha, Some(ChunkStyle::KeepSpace), forced())
+            }
+            TokenizerSpec::BuiltinTiktoken(which) => {
+                let (ranks, sha) = tiktoken::builtin_ranks(which).map_err(err)?;
+                let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
+                let named = tiktoken::builtin_specials(which).map_err(err)?;
+                let pattern = which.pattern();
+                let t = fast::FastBpe::new(model, pattern, pattern.nfc(), Default::default()).with_named_tokens(named);
+                (Box::new(t) as Box<dyn Encode>, sha, None, None)
+            }
+            TokenizerSpec::TiktokenFile { uri, pattern } => {
+                let bytes = crate::store::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
+                let ranks = tiktoken::parse_rank_file(&bytes).map_err(err)?;
+                if reference {
+                    let t = tiktoken::Tiktoken::from_ranks(ranks, pattern).map_err(err)?;
+                    (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(ChunkStyle::KeepSpace), forced())
+                } else {
+                    let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
+                    (fast(model, pattern, Default::default()), sha256_hex(&bytes), None, None)
                 }
-                TokenizerSpec::TiktokenFile { uri, pattern } => {
-                    let bytes = crate::store::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
-                    let t = tiktoken::Tiktoken::from_rank_file(&bytes, pattern).map_err(err)?;
-                    (Box::new(t), sha256_hex(&bytes), ChunkStyle::KeepSpace)
+            }
+            TokenizerSpec::HuggingFace { uri } => {
+                let bytes = crate::store::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
+                let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
+                match own {
+                    Ok(t) => (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None),
+                    Err(reason) => {
+                        let (t, style) = hf::HfTokenizer::from_bytes(&bytes)
+                            .map_err(|e| err(format!("not a valid tokenizer.json: {e}")))?;
+                        (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(style), Some(reason))
+                    }
                 }
-                TokenizerSpec::HuggingFace { uri } => {
-                    let bytes = crate::store::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
-                    let (t, style) = hf::HfTokenizer::from_bytes(&bytes)
-                        .map_err(|e| err(format!("not a valid tokenizer.json: {e}")))?;
-                    (Box::new(t), sha256_hex(&bytes), style)
-                }
-            };
-        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style })
+            }
+        };
+        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, fallback_reason })
+    }
+
+    pub fn cache_stats(&self) -> Option<fast::CacheStats> {
+        self.encoder.cache_stats()
     }
 
     pub fn backend(&self) -> &'static str {
         self.encoder.backend()
     }
 
-    /// Appends the ids of `text` to `out`, encoding long texts chunk by chunk.
+    /// Appends the ids of `text` to `out`, encoding long texts chunk by chunk on the reference
+    /// encoders.
     pub fn encode_into(&self, text: &str, opts: &EncodeOptions, chunk_bytes: usize, out: &mut Vec<u32>) -> Result<()> {
         out.extend(opts.bos);
-        for piece in chunks(text, chunk_bytes, self.chunk_style) {
-            let ids = self.encoder.encode(piece).map_err(|cause| TokqError::Tokenizer {
-                spec: self.spec.clone(),
-                cause,
-            })?;
-            out.extend_from_slice(&ids);
+        let err = |cause| TokqError::Tokenizer { spec: self.spec.clone(), cause };
+        match self.chunk_style {
+            None => self.encoder.encode_into(text, out).map_err(err)?,
+            Some(style) => {
+                for piece in chunks(text, chunk_bytes, style) {
+                    self.encoder.encode_into(piece, out).map_err(err)?;
+                }
+            }
         }
         out.extend(opts.eos);
         Ok(())

@@ -37,6 +37,15 @@ const R50K_PATTERN: &str =
 const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+impl Builtin {
+    pub fn pattern(self) -> SplitPattern {
+        match self {
+            Self::Cl100kBase => SplitPattern::Cl100k,
+            Self::O200kBase => SplitPattern::O200k,
+        }
+    }
+}
+
 impl SplitPattern {
     pub fn parse(name: &str) -> Option<Self> {
         match name {

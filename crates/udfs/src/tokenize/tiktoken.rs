@@ -17,43 +17,68 @@ pub struct Tiktoken {
     nfc: bool,
 }
 
+pub type Ranks = FxHashMap<Vec<u8>, u32>;
+
 impl Tiktoken {
     /// Returns the encoder and the sha256 of its rank table.
     pub fn builtin(which: Builtin) -> Result<(Self, String), String> {
-        let (bpe, sha) = match which {
-            Builtin::Cl100kBase => (tiktoken_rs::cl100k_base(), CL100K_SHA256),
-            Builtin::O200kBase => (tiktoken_rs::o200k_base(), O200K_SHA256),
-        };
-        let bpe = bpe.map_err(|e| e.to_string())?;
+        let (bpe, sha) = builtin_bpe(which)?;
         Ok((Self { bpe, nfc: false }, sha.to_string()))
     }
 
-    /// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.
-    pub fn from_rank_file(bytes: &[u8], pattern: SplitPattern) -> Result<Self, String> {
-        let text = std::str::from_utf8(bytes).map_err(|e| format!("rank file is not UTF-8: {e}"))?;
-        let mut encoder: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        let mut seen_ranks = rustc_hash::FxHashSet::default();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let bad = |what: &str| format!("rank file line {}: {what}: '{line}'", i + 1);
-            let (token, rank) = line.split_once(' ').ok_or_else(|| bad("expected 'BASE64 RANK'"))?;
-            let token = base64::engine::general_purpose::STANDARD
-                .decode(token)
-                .map_err(|_| bad("token is not base64"))?;
-            let rank: u32 = rank.trim().parse().map_err(|_| bad("rank is not an integer"))?;
-            if !seen_ranks.insert(rank) {
-                return Err(bad("rank appears twice"));
-            }
-            if encoder.insert(token, rank).is_some() {
-                return Err(bad("token appears twice"));
-            }
-        }
-        if encoder.is_empty() {
-            return Err("rank file has no entries".into());
-        }
-        let bpe = CoreBPE::new(encoder, FxHashMap::default(), pattern.regex())
-            .map_err(|e| e.to_string())?;
+    pub fn from_ranks(ranks: Ranks, pattern: SplitPattern) -> Result<Self, String> {
+        let bpe = CoreBPE::new(ranks, FxHashMap::default(), pattern.regex()).map_err(|e| e.to_string())?;
         Ok(Self { bpe, nfc: pattern.nfc() })
     }
+}
+
+fn builtin_bpe(which: Builtin) -> Result<(CoreBPE, &'static str), String> {
+    let (bpe, sha) = match which {
+        Builtin::Cl100kBase => (tiktoken_rs::cl100k_base(), CL100K_SHA256),
+        Builtin::O200kBase => (tiktoken_rs::o200k_base(), O200K_SHA256),
+    };
+    Ok((bpe.map_err(|e| e.to_string())?, sha))
+}
+
+/// The special tokens of a bundled table by name (`<|endoftext|>` -> 100257).
+pub fn builtin_specials(which: Builtin) -> Result<FxHashMap<String, u32>, String> {
+    let (bpe, _) = builtin_bpe(which)?;
+    let named = bpe.special_tokens().into_iter().map(|t| (t.to_string(), bpe.encode_with_special_tokens(t)));
+    Ok(named.filter_map(|(t, ids)| <[u32; 1]>::try_from(ids).ok().map(|[id]| (t, id))).collect())
+}
+
+/// The ordinary ranks of a bundled table and its sha256. tiktoken-rs keeps its table private,
+/// so it is read back by decoding each rank; the ordinary ranks of both tables run from 0 without
+/// gaps, and the special tokens sit above the first gap.
+pub fn builtin_ranks(which: Builtin) -> Result<(Ranks, String), String> {
+    let (bpe, sha) = builtin_bpe(which)?;
+    let ranks = (0u32..).map_while(|r| bpe.decode_bytes(&[r]).ok().map(|bytes| (bytes, r))).collect();
+    Ok((ranks, sha.to_string()))
+}
+
+/// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.
+pub fn parse_rank_file(bytes: &[u8]) -> Result<Ranks, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("rank file is not UTF-8: {e}"))?;
+    let mut encoder: Ranks = FxHashMap::default();
+    let mut seen_ranks = rustc_hash::FxHashSet::default();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = |what: &str| format!("rank file line {}: {what}: '{line}'", i + 1);
+        let (token, rank) = line.split_once(' ').ok_or_else(|| bad("expected 'BASE64 RANK'"))?;
+        let token = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .map_err(|_| bad("token is not base64"))?;
+        let rank: u32 = rank.trim().parse().map_err(|_| bad("rank is not an integer"))?;
+        if !seen_ranks.insert(rank) {
+            return Err(bad("rank appears twice"));
+        }
+        if encoder.insert(token, rank).is_some() {
+            return Err(bad("token appears twice"));
+        }
+    }
+    if encoder.is_empty() {
+        return Err("rank file has no entries".into());
+    }
+    Ok(encoder)
 }
 
 impl Encode for Tiktoken {
@@ -80,6 +105,6 @@ impl Encode for Tiktoken {
     }
 
     fn backend(&self) -> &'static str {
-        "tiktoken"
+        "tiktoken-rs"
     }
 }

@@ -1,0 +1,76 @@
+//! Added tokens of a `tokenizer.json` (`<|endoftext|>`, `<|im_start|>`, ...), split out of the
+//! text before pre-tokenization as the `tokenizers` crate does: first the tokens marked
+//! `normalized: false` on the raw text, then the others on each normalized remainder, both
+//! leftmost-longest.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+#[derive(Default)]
+pub struct AddedTokens {
+    raw: Option<Matcher>,
+    normalized: Option<Matcher>,
+}
+
+struct Matcher {
+    automaton: AhoCorasick,
+    ids: Vec<u32>,
+    contents: Vec<String>,
+}
+
+impl Matcher {
+    fn new(tokens: Vec<(String, u32)>) -> Result<Option<Self>, String> {
+        if tokens.is_empty() {
+            return Ok(None);
+        }
+        let (contents, ids): (Vec<String>, Vec<u32>) = tokens.into_iter().unzip();
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&contents)
+            .map_err(|e| format!("added tokens: {e}"))?;
+        Ok(Some(Self { automaton, ids, contents }))
+    }
+
+    fn split<F: FnMut(&str, &mut Vec<u32>)>(matcher: &Option<Self>, text: &str, out: &mut Vec<u32>, mut rest: F) {
+        let Some(m) = matcher else { return rest(text, out) };
+        let mut at = 0;
+        for found in m.automaton.find_iter(text) {
+            if found.start() > at {
+                rest(&text[at..found.start()], out);
+            }
+            out.push(m.ids[found.pattern().as_usize()]);
+            at = found.end();
+        }
+        if at < text.len() {
+            rest(&text[at..], out);
+        }
+    }
+}
+
+impl AddedTokens {
+    /// `raw` are matched before normalization, `normalized` after; pairs of (content, id).
+    pub fn new(raw: Vec<(String, u32)>, normalized: Vec<(String, u32)>) -> Result<Self, String> {
+        Ok(Self { raw: Matcher::new(raw)?, normalized: Matcher::new(normalized)? })
+    }
+
+    pub fn split_raw<F: FnMut(&str, &mut Vec<u32>)>(&self, text: &str, out: &mut Vec<u32>, rest: F) {
+        Matcher::split(&self.raw, text, out, rest)
+    }
+
+    pub fn split_normalized<F: FnMut(&str, &mut Vec<u32>)>(&self, text: &str, out: &mut Vec<u32>, rest: F) {
+        Matcher::split(&self.normalized, text, out, rest)
+    }
+
+    pub fn id(&self, token: &str) -> Option<u32> {
+        [&self.raw, &self.normalized].into_iter().flatten().find_map(|m| {
+            m.contents.iter().position(|c| c == token).map(|i| m.ids[i])
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        [&self.raw, &self.normalized].into_iter().flatten().map(|m| m.ids.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,225 @@
+//! Byte-pair merging of one pre-token, exact to both references.
+//!
+//! Hugging Face merges the pair with the lowest merge rank, leftmost first; tiktoken merges the
+//! adjacent parts whose concatenation has the lowest rank, leftmost first. Both are "lowest
+//! (rank, position) among the current pairs", so one pair table serves both: for a rank file,
+//! every split of every token into two tokens is a pair with that token's rank.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+/// Pieces up to this many bytes are merged by rescanning (cheap for short words); longer ones
+/// use a heap, so a megabyte-long run of one character stays O(n log n).
+const SCAN_LIMIT: usize = 96;
+
+pub struct BpeModel {
+    vocab: FxHashMap<Vec<u8>, u32>,
+    byte_ids: [u32; 256],
+    /// (left id, right id) -> (rank, merged id)
+    merges: FxHashMap<u64, (u32, u32)>,
+    /// A piece that is itself a token is emitted whole (tiktoken always; HF with `ignore_merges`).
+    whole_first: bool,
+}
+
+#[inline]
+fn pair(a: u32, b: u32) -> u64 {
+    (a as u64) << 32 | b as u64
+}
+
+impl BpeModel {
+    /// A tiktoken rank table: token bytes -> rank, which is also the id.
+    pub fn from_ranks(ranks: FxHashMap<Vec<u8>, u32>) -> Result<Self, String> {
+        let mut merges = FxHashMap::default();
+        for (token, &rank) in &ranks {
+            for k in 1..token.len() {
+                if let (Some(&a), Some(&b)) = (ranks.get(&token[..k]), ranks.get(&token[k..])) {
+                    merges.insert(pair(a, b), (rank, rank));
+                }
+            }
+        }
+        Self::new(ranks, merges, true)
+    }
+
+    /// A Hugging Face BPE: vocabulary and merges in priority order, both as raw bytes.
+    pub fn from_merges(
+        vocab: FxHashMap<Vec<u8>, u32>,
+        merge_list: &[(Vec<u8>, Vec<u8>)],
+        ignore_merges: bool,
+    ) -> Result<Self, String> {
+        let mut merges = FxHashMap::default();
+        for (rank, (a, b)) in merge_list.iter().enumerate() {
+            let id = |t: &[u8]| {
+                vocab.get(t).copied().ok_or_else(|| {
+                    format!("merge {} ('{}' + '{}') uses a token missing from the vocabulary", rank + 1,
+                        String::from_utf8_lossy(a), String::from_utf8_lossy(b))
+                })
+            };
+            let merged = [a.as_slice(), b.as_slice()].concat();
+            // Later duplicates win, as in the `tokenizers` crate's map.
+            merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
+        }
+        Self::new(vocab, merges, ignore_merges)
+    }
+
+    fn new(vocab: FxHashMap<Vec<u8>, u32>, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
+        let mut byte_ids = [0u32; 256];
+        for (byte, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = *vocab.get([byte as u8].as_slice()).ok_or_else(|| {
+                format!("byte 0x{byte:02x} has no token, so not every text can be encoded")
+            })?;
+        }
+        Ok(Self { vocab, byte_ids, merges, whole_first })
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// The id of a piece that is one token, when this model emits such pieces whole.
+    #[inline]
+    pub fn whole(&self, piece: &[u8]) -> Option<u32> {
+        if piece.len() == 1 {
+            return Some(self.byte_ids[piece[0] as usize]);
+        }
+        if self.whole_first {
+            return self.vocab.get(piece).copied();
+        }
+        None
+    }
+
+    #[inline]
+    fn merge_of(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        self.merges.get(&pair(a, b)).copied()
+    }
+
+    /// Appends the ids of `piece` after merging.
+    pub fn merge(&self, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.len() <= SCAN_LIMIT {
+            self.merge_by_scan(piece, out)
+        } else {
+            self.merge_by_heap(piece, out)
+        }
+    }
+
+    /// Keeps each adjacent pair's (rank, merged id) in an array, so a merge looks up only the
+    /// two pairs it changes, and finding the next merge is a scan without hashing.
+    fn merge_by_scan(&self, piece: &[u8], out: &mut Vec<u32>) {
+        const NONE: (u32, u32) = (u32::MAX, 0);
+        let start = out.len();
+        out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
+        let symbols = &mut out[start..];
+        let mut n = symbols.len();
+        let mut pairs = [NONE; SCAN_LIMIT];
+        for i in 0..n.saturating_sub(1) {
+            pairs[i] = self.merge_of(symbols[i], symbols[i + 1]).unwrap_or(NONE);
+        }
+        while n > 1 {
+            let (i, &(rank, id)) = pairs[..n - 1]
+                .iter()
+                .enumerate()
+                .min_by_key(|&(i, &(rank, _))| (rank, i))
+                .expect("n > 1");
+            if rank == u32::MAX {
+                break;
+            }
+            symbols[i] = id;
+            symbols.copy_within(i + 2..n, i + 1);
+            pairs.copy_within(i + 1..n - 1, i);
+            n -= 1;
+            if i > 0 {
+                pairs[i - 1] = self.merge_of(symbols[i - 1], symbols[i]).unwrap_or(NONE);
+            }
+            if i + 1 < n {
+                pairs[i] = self.merge_of(symbols[i], symbols[i + 1]).unwrap_or(NONE);
+            }
+        }
+        out.truncate(start + n);
+    }
+
+    fn merge_by_heap(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let n = piece.len();
+        if n == 0 {
+            return;
+        }
+        let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut heap = BinaryHeap::new();
+        let push = |heap: &mut BinaryHeap<_>, ids: &[u32], i: usize, j: usize| {
+            if let Some((rank, id)) = self.merge_of(ids[i], ids[j]) {
+                heap.push(Reverse((rank, i, id)));
+            }
+        };
+        for i in 0..n - 1 {
+            push(&mut heap, &ids, i, i + 1);
+        }
+        while let Some(Reverse((rank, i, id))) = heap.pop() {
+            let j = next[i];
+            if !alive[i] || j >= n || self.merge_of(ids[i], ids[j]) != Some((rank, id)) {
+                continue;
+            }
+            ids[i] = id;
+            alive[j] = false;
+            next[i] = next[j];
+            if next[j] < n {
+                prev[next[j]] = i;
+            }
+            if prev[i] < n {
+                push(&mut heap, &ids, prev[i], i);
+            }
+            if next[i] < n {
+                push(&mut heap, &ids, i, next[i]);
+            }
+        }
+        out.extend((0..n).filter(|&i| alive[i]).map(|i| ids[i]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A toy rank table over "abc": every byte, then merges that overlap and chain.
+    fn toy() -> BpeModel {
+        let mut ranks: FxHashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (i, t) in ["ab", "bc", "aa", "abc", "aaaa", "ca", "bca", "cc", "ccc"].iter().enumerate() {
+            ranks.insert(t.as_bytes().to_vec(), 256 + i as u32);
+        }
+        BpeModel::from_ranks(ranks).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn heap_and_scan_merge_alike(s in "[abc]{0,96}") {
+            let m = toy();
+            let (mut a, mut b) = (vec![], vec![]);
+            m.merge_by_scan(s.as_bytes(), &mut a);
+            m.merge_by_heap(s.as_bytes(), &mut b);
+            prop_assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn lowest_rank_leftmost_first() {
+        let m = toy();
+        let mut out = vec![];
+        // "aaa": "aa" (258) merges at the left; then nothing joins "aa"+"a".
+        m.merge(b"aaa", &mut out);
+        assert_eq!(out, vec![258, b'a' as u32]);
+        out.clear();
+        // "abca": ab(256) first, then "ab"+"c" -> abc(259); "bca" never forms.
+        m.merge(b"abca", &mut out);
+        assert_eq!(out, vec![259, b'a' as u32]);
+    }
+
+    #[test]
+    fn a_missing_byte_is_refused() {
+        let ranks: FxHashMap<Vec<u8>, u32> = [(b"a".to_vec(), 0)].into_iter().collect();
+        assert!(BpeModel::from_ranks(ranks).err().unwrap().contains("byte 0x00"));
+    }
+}

@@ -1,0 +1,150 @@
+//! Deciding whether a `tokenizer.json` is one the fast path reproduces exactly, and building it.
+//!
+//! Accepted: a byte-level BPE (no dropout, no byte fallback, no word prefix/suffix), with no
+//! normalizer or NFC, pre-tokenized by GPT-2's ByteLevel regex or by a `Split` on one of the known
+//! regexes followed by a regex-less ByteLevel, no truncation or padding, and added tokens without
+//! `lstrip`/`rstrip`/`single_word`. Anything else is reported with its reason and stays on the
+//! `tokenizers` crate.
+
+use std::sync::LazyLock;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+use unicode_normalization::UnicodeNormalization;
+
+use super::bpe::BpeModel;
+use super::{AddedTokens, FastBpe};
+use crate::tokenize::spec::SplitPattern;
+
+/// Why a file is not on the fast path: one line for `tokq tokenizer`.
+pub type Unsupported = String;
+
+pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
+    let v: Value = serde_json::from_slice(json).map_err(|e| format!("not JSON: {e}"))?;
+    for key in ["truncation", "padding"] {
+        if !v[key].is_null() {
+            return Err(format!("{key} is set"));
+        }
+    }
+    let nfc = match &v["normalizer"] {
+        Value::Null => false,
+        n if n["type"] == "NFC" => true,
+        n => return Err(format!("normalizer {} is not supported (only none or NFC)", n["type"])),
+    };
+    let pattern = pre_tokenizer(&v["pre_tokenizer"])?;
+    let model = &v["model"];
+    if model["type"] != "BPE" {
+        return Err(format!("model {} is not BPE", model["type"]));
+    }
+    for (key, ok) in [
+        ("dropout", model["dropout"].is_null()),
+        ("byte_fallback", model["byte_fallback"] != true),
+        ("continuing_subword_prefix", empty(&model["continuing_subword_prefix"])),
+        ("end_of_word_suffix", empty(&model["end_of_word_suffix"])),
+    ] {
+        if !ok {
+            return Err(format!("BPE option {key} = {} is not supported", model[key]));
+        }
+    }
+    let vocab = model["vocab"].as_object().ok_or("model.vocab is not an object")?;
+    let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+    for (token, id) in vocab {
+        let id = id.as_u64().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| format!("bad id for '{token}'"))?;
+        by_bytes.insert(byte_level(token)?, id);
+    }
+    let merges = model["merges"]
+        .as_array()
+        .ok_or("model.merges is not a list")?
+        .iter()
+        .map(merge_pair)
+        .collect::<Result<Vec<_>, _>>()?;
+    let ignore_merges = model["ignore_merges"] == true;
+    let bpe = BpeModel::from_merges(by_bytes, &merges, ignore_merges)?;
+    Ok(FastBpe::new(bpe, pattern, nfc, added_tokens(&v["added_tokens"], nfc)?))
+}
+
+fn empty(v: &Value) -> bool {
+    v.is_null() || v == ""
+}
+
+fn pre_tokenizer(p: &Value) -> Result<SplitPattern, Unsupported> {
+    let byte_level = |b: &Value, regex: bool| {
+        b["type"] == "ByteLevel" && b["add_prefix_space"] == false && b["use_regex"] == regex
+    };
+    if byte_level(p, true) {
+        return Ok(SplitPattern::R50k);
+    }
+    if let [split, bl] = p["pretokenizers"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let regex = split["pattern"]["Regex"].as_str().unwrap_or_default();
+        let known = [SplitPattern::R50k, SplitPattern::Cl100k, SplitPattern::Qwen, SplitPattern::O200k]
+            .into_iter()
+            .find(|k| k.regex() == regex || (*k == SplitPattern::R50k && regex == GPT2_REGEX));
+        if p["type"] == "Sequence"
+            && split["type"] == "Split"
+            && split["behavior"] == "Isolated"
+            && split["invert"] == false
+            && byte_level(bl, false)
+        {
+            return known.ok_or_else(|| format!("split regex {regex:?} is not one tokq has a pre-tokenizer for"));
+        }
+    }
+    Err(format!("pre-tokenizer {p} is not supported"))
+}
+
+/// The regex the `tokenizers` crate's ByteLevel uses, spelled as it spells it.
+const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+fn merge_pair(m: &Value) -> Result<(Vec<u8>, Vec<u8>), Unsupported> {
+    let (a, b) = match m {
+        Value::String(s) => s.split_once(' ').ok_or_else(|| format!("merge '{s}' is not 'A B'"))?,
+        Value::Array(pair) => match pair.as_slice() {
+            [Value::String(a), Value::String(b)] => (a.as_str(), b.as_str()),
+            _ => return Err(format!("merge {m} is not a pair of strings")),
+        },
+        _ => return Err(format!("merge {m} is not a string or a pair")),
+    };
+    Ok((byte_level(a)?, byte_level(b)?))
+}
+
+/// GPT-2's byte-to-character map, inverted: each printable byte stands for itself, the others
+/// for U+0100 onwards in byte order.
+static BYTE_OF_CHAR: LazyLock<[Option<u8>; 324]> = LazyLock::new(|| {
+    let printable = |b: u8| (33..=126).contains(&b) || (161..=172).contains(&b) || b >= 174;
+    let mut table = [None; 324];
+    let mut next = 256;
+    for b in 0..=255u8 {
+        if printable(b) {
+            table[b as usize] = Some(b);
+        } else {
+            table[next] = Some(b);
+            next += 1;
+        }
+    }
+    table
+});
+
+fn byte_level(token: &str) -> Result<Vec<u8>, Unsupported> {
+    token
+        .chars()
+        .map(|c| BYTE_OF_CHAR.get(c as usize).copied().flatten())
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| format!("token {token:?} is not byte-level"))
+}
+
+fn added_tokens(list: &Value, nfc: bool) -> Result<AddedTokens, Unsupported> {
+    let (mut raw, mut normalized) = (vec![], vec![]);
+    for t in list.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let content = t["content"].as_str().ok_or("added token without content")?;
+        if t["lstrip"] == true || t["rstrip"] == true || t["single_word"] == true {
+            return Err(format!("added token {content:?} uses lstrip/rstrip/single_word"));
+        }
+        let id = t["id"].as_u64().and_then(|i| u32::try_from(i).ok()).ok_or("added token without id")?;
+        if t["normalized"] == true {
+            let content = if nfc { content.nfc().collect() } else { content.to_string() };
+            normalized.push((content, id));
+        } else {
+            raw.push((content.to_string(), id));
+        }
+    }
+    AddedTokens::new(raw, normalized)
+}

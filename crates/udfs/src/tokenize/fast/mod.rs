@@ -1,0 +1,157 @@
+//! tokq's own encoder for the byte-level BPE family (GPT-2, cl100k, o200k, Llama-3, Qwen).
+//!
+//! Text -> added-token split (HF files) -> NFC (Qwen) -> hand-written pre-tokenizer ([`split`])
+//! -> per-thread cache ([`cache`]) -> exact BPE merge on a miss ([`bpe`]). [`hf_json`] decides
+//! whether a `tokenizer.json` is one this path reproduces exactly; anything else stays on the
+//! `tokenizers` crate.
+
+pub mod bpe;
+pub mod cache;
+pub mod classes;
+pub mod hf_json;
+pub mod split;
+mod added;
+
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+use thread_local::ThreadLocal;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+pub use added::AddedTokens;
+use bpe::BpeModel;
+use cache::PieceCache;
+
+use super::spec::SplitPattern;
+use super::Encode;
+
+pub struct FastBpe {
+    model: BpeModel,
+    pattern: SplitPattern,
+    nfc: bool,
+    added: AddedTokens,
+    /// Special tokens that are never split out of text (tiktoken's), for `bos=`/`eos=` by name.
+    named: FxHashMap<String, u32>,
+    caches: ThreadLocal<Mutex<PieceCache>>,
+    cache_budget: usize,
+}
+
+/// What the per-thread caches hold, summed over threads.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    pub threads: usize,
+    pub entries: usize,
+    pub bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+    pub turnovers: u64,
+}
+
+impl FastBpe {
+    pub fn new(model: BpeModel, pattern: SplitPattern, nfc: bool, added: AddedTokens) -> Self {
+        classes::warm();
+        Self {
+            model,
+            pattern,
+            nfc,
+            added,
+            named: FxHashMap::default(),
+            caches: ThreadLocal::new(),
+            cache_budget: cache::DEFAULT_BUDGET_BYTES,
+        }
+    }
+
+    /// Names special tokens that `token_id` resolves but encoding never produces from text.
+    pub fn with_named_tokens(mut self, named: FxHashMap<String, u32>) -> Self {
+        self.named = named;
+        self
+    }
+
+    /// Sets each thread's cache budget (bytes).
+    pub fn with_cache_budget(mut self, bytes: usize) -> Self {
+        self.cache_budget = bytes;
+        self
+    }
+
+    pub fn cache_stats(&self) -> CacheStats {
+        let mut s = CacheStats::default();
+        for c in self.caches.iter() {
+            let c = c.lock().unwrap_or_else(|p| p.into_inner());
+            s.threads += 1;
+            s.entries += c.len();
+            s.bytes += c.bytes();
+            s.hits += c.hits;
+            s.misses += c.misses;
+            s.turnovers += c.turnovers;
+        }
+        s
+    }
+
+    /// Appends the ids of `text`.
+    pub fn encode_append(&self, text: &str, out: &mut Vec<u32>) {
+        self.added.split_raw(text, out, |segment, out| {
+            if self.nfc && is_nfc_quick(segment.chars()) != IsNormalized::Yes {
+                let normalized: String = segment.nfc().collect();
+                self.added.split_normalized(&normalized, out, |t, out| self.encode_ordinary(t, out));
+            } else {
+                self.added.split_normalized(segment, out, |t, out| self.encode_ordinary(t, out));
+            }
+        });
+    }
+
+    fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) {
+        // Only this thread locks its own cache while encoding; `cache_stats` may read it from another.
+        let mut cache = self
+            .caches
+            .get_or(|| Mutex::new(PieceCache::new(self.cache_budget)))
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for piece in split::pieces(text, self.pattern) {
+            let bytes = piece.as_bytes();
+            let key = cache::hot_key(bytes);
+            if let Some(id) = key.and_then(|k| cache.hot(k)) {
+                out.push(id);
+                continue;
+            }
+            let start = out.len();
+            if let Some(id) = self.model.whole(bytes) {
+                out.push(id);
+            } else if !cache.extend(bytes, out) {
+                self.model.merge(bytes, out);
+                cache.insert(bytes, &out[start..]);
+            }
+            if let (Some(k), [id]) = (key, &out[start..]) {
+                cache.put_hot(k, *id);
+            }
+        }
+    }
+}
+
+impl Encode for FastBpe {
+    fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.encode_append(text, &mut out);
+        Ok(out)
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), String> {
+        self.encode_append(text, out);
+        Ok(())
+    }
+
+    fn cache_stats(&self) -> Option<CacheStats> {
+        Some(FastBpe::cache_stats(self))
+    }
+
+    fn token_id(&self, token: &str) -> Option<u32> {
+        self.added.id(token).or_else(|| self.named.get(token).copied()).or_else(|| {
+            let mut out = vec![];
+            self.encode_ordinary(token, &mut out);
+            <[u32; 1]>::try_from(out).ok().map(|[id]| id)
+        })
+    }
+
+    fn backend(&self) -> &'static str {
+        "tokq-bpe"
+    }
+}

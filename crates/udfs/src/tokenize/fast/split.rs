@@ -1,0 +1,250 @@
+//! Hand-written pre-tokenizers, one per split regex, that cut exactly where the regex does.
+//!
+//! Each function below is the regex's leftmost-first alternation written out, backtracking
+//! included (`\s+(?!\S)` gives back one character; o200k's `[upper]*[lower]+` gives back to the
+//! last "lower" character). `tests` checks them against `fancy-regex` on random strings drawn
+//! from every class, and the parity suite against Python `tokenizers` and tiktoken on corpora.
+
+use super::classes::{self, LETTER, LOWER, NUMBER, SPACE, UPPER};
+use crate::tokenize::spec::SplitPattern;
+
+/// The pieces of `text` under `pattern`, in order; they concatenate to `text`.
+pub fn pieces(text: &str, pattern: SplitPattern) -> Pieces<'_> {
+    Pieces { text, pos: 0, pattern }
+}
+
+pub struct Pieces<'a> {
+    text: &'a str,
+    pos: usize,
+    pattern: SplitPattern,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.text.as_bytes();
+        let i = self.pos;
+        if i >= b.len() {
+            return None;
+        }
+        let end = match self.pattern {
+            SplitPattern::R50k => r50k(b, i),
+            SplitPattern::Cl100k => cl100k(b, i, 3),
+            SplitPattern::Qwen => cl100k(b, i, 1),
+            SplitPattern::O200k => o200k(b, i),
+        };
+        self.pos = end;
+        Some(&self.text[i..end])
+    }
+}
+
+const fn ascii_flags(x: u8) -> u8 {
+    match x {
+        b'a'..=b'z' => LETTER | LOWER,
+        b'A'..=b'Z' => LETTER | UPPER,
+        b'0'..=b'9' => NUMBER,
+        b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' => SPACE,
+        _ => 0,
+    }
+}
+
+static ASCII: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = ascii_flags(i as u8);
+        i += 1;
+    }
+    t
+};
+
+/// The flags and byte length of the character at `i` (`b` is valid UTF-8, `i` a boundary).
+#[inline(always)]
+fn class(b: &[u8], i: usize) -> (u8, usize) {
+    let x = b[i];
+    if x < 0x80 {
+        return (ASCII[x as usize], 1);
+    }
+    let (cp, len) = if x < 0xE0 {
+        (((x & 0x1F) as u32) << 6 | (b[i + 1] & 0x3F) as u32, 2)
+    } else if x < 0xF0 {
+        (((x & 0x0F) as u32) << 12 | ((b[i + 1] & 0x3F) as u32) << 6 | (b[i + 2] & 0x3F) as u32, 3)
+    } else {
+        let cp = ((x & 0x07) as u32) << 18
+            | ((b[i + 1] & 0x3F) as u32) << 12
+            | ((b[i + 2] & 0x3F) as u32) << 6
+            | (b[i + 3] & 0x3F) as u32;
+        (cp, 4)
+    };
+    (classes::of_code_point(cp), len)
+}
+
+#[inline(always)]
+fn flags(b: &[u8], i: usize) -> u8 {
+    if i < b.len() {
+        class(b, i).0
+    } else {
+        0
+    }
+}
+
+/// `[^\s\p{L}\p{N}]`
+#[inline(always)]
+fn is_other(f: u8) -> bool {
+    f & (SPACE | LETTER | NUMBER) == 0
+}
+
+/// The end of the run of characters from `i` whose flags pass `keep`, at most `max` characters.
+#[inline(always)]
+fn run(b: &[u8], mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
+    let mut n = 0;
+    while i < b.len() && n < max {
+        let (f, len) = class(b, i);
+        if !keep(f) {
+            break;
+        }
+        i += len;
+        n += 1;
+    }
+    i
+}
+
+/// `'s|'t|'re|'ve|'m|'ll|'d` at `i`, case-insensitively (`(?i:...)`, where `ſ` folds to `s`) or not.
+#[inline]
+fn contraction(b: &[u8], i: usize, fold: bool) -> Option<usize> {
+    if b.get(i) != Some(&b'\'') {
+        return None;
+    }
+    let lower = |k: usize| b.get(k).map(|&x| if fold { x.to_ascii_lowercase() } else { x });
+    match lower(i + 1)? {
+        b's' | b't' | b'm' | b'd' => Some(i + 2),
+        b'r' | b'v' if lower(i + 2) == Some(b'e') => Some(i + 3),
+        b'l' if lower(i + 2) == Some(b'l') => Some(i + 3),
+        0xC5 if fold && b.get(i + 2) == Some(&0xBF) => Some(i + 3),
+        _ => None,
+    }
+}
+
+/// `\s+(?!\S)|\s+`, preceded by `\s*[\r\n]+` when `newlines`; `b[i]` is whitespace.
+#[inline]
+fn whitespace(b: &[u8], i: usize, newlines: bool) -> usize {
+    let (mut j, mut last, mut newline_end) = (i, i, None);
+    while j < b.len() {
+        let (f, len) = class(b, j);
+        if f & SPACE == 0 {
+            break;
+        }
+        if newlines && (b[j] == b'\n' || b[j] == b'\r') {
+            newline_end = Some(j + 1);
+        }
+        last = j;
+        j += len;
+    }
+    match newline_end {
+        Some(end) => end,
+        None if j == b.len() || last == i => j,
+        None => last,
+    }
+}
+
+/// GPT-2: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+fn r50k(b: &[u8], i: usize) -> usize {
+    if let Some(end) = contraction(b, i, false) {
+        return end;
+    }
+    let j = if b[i] == b' ' && i + 1 < b.len() && flags(b, i + 1) & SPACE == 0 { i + 1 } else { i };
+    let f = class(b, j).0;
+    if f & SPACE != 0 {
+        return whitespace(b, i, false);
+    }
+    let kind = f & (LETTER | NUMBER);
+    run(b, j, usize::MAX, |g| g & SPACE == 0 && g & (LETTER | NUMBER) == kind)
+}
+
+/// cl100k / Llama-3 (`max_digits` 3) and Qwen (1):
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+fn cl100k(b: &[u8], i: usize, max_digits: usize) -> usize {
+    if let Some(end) = contraction(b, i, true) {
+        return end;
+    }
+    let (f, len) = class(b, i);
+    let letters = |from| run(b, from, usize::MAX, |g| g & LETTER != 0);
+    if f & LETTER != 0 {
+        return letters(i);
+    }
+    let prefix = f & NUMBER == 0 && b[i] != b'\r' && b[i] != b'\n';
+    if prefix && flags(b, i + len) & LETTER != 0 {
+        return letters(i + len);
+    }
+    if f & NUMBER != 0 {
+        return run(b, i, max_digits, |g| g & NUMBER != 0);
+    }
+    punctuation(b, i, b"\r\n").unwrap_or_else(|| whitespace(b, i, true))
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` followed by any of `trailing` (`[\r\n]*` or `[\r\n/]*`).
+#[inline]
+fn punctuation(b: &[u8], i: usize, trailing: &[u8]) -> Option<usize> {
+    let j = if b[i] == b' ' && i + 1 < b.len() && is_other(flags(b, i + 1)) { i + 1 } else { i };
+    if !is_other(class(b, j).0) {
+        return None;
+    }
+    let mut end = run(b, j, usize::MAX, is_other);
+    while end < b.len() && trailing.contains(&b[end]) {
+        end += 1;
+    }
+    Some(end)
+}
+
+/// o200k:
+/// `[^\r\n\p{L}\p{N}]?[U]*[W]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[U]+[W]*(?i:...)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+/// with `U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and `W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+fn o200k(b: &[u8], i: usize) -> usize {
+    let (f, len) = class(b, i);
+    // The optional prefix is tried first; without it, only a mark (in U and W, not in L) can start a word.
+    let prefix = f & (LETTER | NUMBER) == 0 && b[i] != b'\r' && b[i] != b'\n' && i + len < b.len();
+    let starts: &[usize] = if prefix { &[i + len, i] } else { &[i] };
+    let word = starts
+        .iter()
+        .find_map(|&s| upper_then_lower(b, s))
+        .or_else(|| starts.iter().find_map(|&s| upper_then_any_lower(b, s)));
+    if let Some(end) = word {
+        return contraction(b, end, true).unwrap_or(end);
+    }
+    if f & NUMBER != 0 {
+        return run(b, i, 3, |g| g & NUMBER != 0);
+    }
+    punctuation(b, i, b"\r\n/").unwrap_or_else(|| whitespace(b, i, true))
+}
+
+/// `[U]*[W]+` from `s`: the greedy `[U]*` gives back up to the last character that is also in W.
+#[inline]
+fn upper_then_lower(b: &[u8], s: usize) -> Option<usize> {
+    let (mut j, mut last_lower_end) = (s, None);
+    while j < b.len() {
+        let (f, len) = class(b, j);
+        if f & UPPER == 0 {
+            break;
+        }
+        j += len;
+        if f & LOWER != 0 {
+            last_lower_end = Some(j);
+        }
+    }
+    if flags(b, j) & LOWER != 0 {
+        return Some(run(b, j, usize::MAX, |g| g & LOWER != 0));
+    }
+    last_lower_end
+}
+
+/// `[U]+[W]*` from `s`.
+#[inline]
+fn upper_then_any_lower(b: &[u8], s: usize) -> Option<usize> {
+    let j = run(b, s, usize::MAX, |g| g & UPPER != 0);
+    (j > s).then(|| run(b, j, usize::MAX, |g| g & LOWER != 0))
+}
+
+#[cfg(test)]
+mod tests;

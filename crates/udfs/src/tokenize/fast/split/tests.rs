@@ -1,0 +1,55 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// One or more characters of every class the patterns distinguish, and the ones they name.
+const ALPHABET: &[char] = &[
+    'a', 'z', 'Z', 'é', 'É', 'ǅ', 'ʰ', '中', 'ก', '\u{301}', 'ः', '\u{20DD}', '1', '٣', 'Ⅻ', '½',
+    ' ', ' ', ' ', '\t', '\n', '\r', '\u{A0}', '\u{3000}', '\u{85}', '\u{0B}', '\u{1C}', '\u{0}',
+    '\'', '\'', 's', 't', 'r', 'e', 'v', 'l', 'm', 'd', 'S', 'L', 'ſ', '/', '!', '.', '😀', '\u{FFFD}',
+];
+
+fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
+    let re = fancy_regex::Regex::new(pattern.regex()).unwrap();
+    re.find_iter(text).map(|m| m.unwrap().as_str().to_string()).collect()
+}
+
+fn ours(pattern: SplitPattern, text: &str) -> Vec<String> {
+    pieces(text, pattern).map(str::to_string).collect()
+}
+
+const PATTERNS: [SplitPattern; 4] =
+    [SplitPattern::R50k, SplitPattern::Cl100k, SplitPattern::Qwen, SplitPattern::O200k];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn pieces_equal_the_regex(chars in proptest::collection::vec(proptest::sample::select(ALPHABET), 0..40)) {
+        let text: String = chars.into_iter().collect();
+        for p in PATTERNS {
+            prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);
+        }
+    }
+
+    #[test]
+    fn pieces_equal_the_regex_on_any_text(text in "\\PC{0,30}") {
+        for p in PATTERNS {
+            prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);
+        }
+    }
+}
+
+#[test]
+fn known_cuts() {
+    let cases: &[(SplitPattern, &str, &[&str])] = &[
+        (SplitPattern::Cl100k, "I'LL  say 12345!\n\n x", &["I", "'LL", " ", " say", " ", "123", "45", "!\n\n", " x"]),
+        (SplitPattern::Qwen, "a 123", &["a", " ", "1", "2", "3"]),
+        (SplitPattern::R50k, "it's  12 ok", &["it", "'s", " ", " 12", " ok"]),
+        (SplitPattern::O200k, "HeLLo don't\u{301}ABC", &["He", "LLo", " don't", "\u{301}", "ABC"]),
+    ];
+    for (p, text, want) in cases {
+        assert_eq!(ours(*p, text), *want, "{p:?} on {text:?}");
+        assert_eq!(reference(*p, text), *want, "the regex itself on {text:?}");
+    }
+}
