@@ -2,7 +2,8 @@
 //! fallback), on the same documents in the same process, one core; then `token_count` through
 //! DataFusion on 1 and 2 partitions. Every contender's ids are checked against the reference.
 //!
-//!   cargo bench --bench tokenizer_speed -- [--docs N] [CORPUS.jsonl[.gz]]...
+//!   cargo bench --bench tokenizer_speed -- [--docs N] [--only NAME] [CORPUS.jsonl[.gz]]...
+//! `--only tokq` times tokq alone (for a profiler); the ratios then need the full run.
 //! Defaults: ../shared/corpora wikipedia-en-2015 and udhr-multilingual, 1,500 docs each.
 
 use std::sync::Arc;
@@ -65,6 +66,11 @@ fn main() {
         docs_per_corpus = args.get(i + 1).and_then(|n| n.parse().ok()).expect("--docs N");
         args.drain(i..i + 2);
     }
+    let mut only = None;
+    if let Some(i) = args.iter().position(|a| a == "--only") {
+        only = Some(args.get(i + 1).cloned().expect("--only NAME"));
+        args.drain(i..i + 2);
+    }
     if args.is_empty() {
         args = vec![
             format!("{SHARED}/corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"),
@@ -82,6 +88,9 @@ fn main() {
             let mut tokq_rate = 0.0;
             let mut tokq_ids: Vec<Vec<u32>> = vec![];
             for (i, (name, encode)) in contenders.iter().enumerate() {
+                if only.as_ref().is_some_and(|o| !name.starts_with(o.as_str())) {
+                    continue;
+                }
                 let run = || docs.iter().map(|d| encode(d)).collect::<Vec<_>>();
                 let t0 = Instant::now();
                 let first = run();
@@ -95,7 +104,9 @@ fn main() {
                     tokq_ids = ids;
                     String::new()
                 } else {
-                    let same = if tokq_ids == ids { "identical" } else { "DIFFERENT" };
+                    let same = if tokq_ids.is_empty() {
+                        "not compared"
+                    } else if tokq_ids == ids { "identical" } else { "DIFFERENT" };
                     format!("  tokq is {:5.1}x; ids {same}", tokq_rate / rate)
                 };
                 println!(

@@ -84,6 +84,7 @@ pub struct Decoded {
 }
 
 fn decode_all(schema: &SchemaRef, bytes: &[u8], rows: usize) -> std::result::Result<RecordBatch, String> {
+    let bytes = &*super::json_escapes::pairs_as_utf8(bytes);
     let mut decoder = ReaderBuilder::new(Arc::clone(schema))
         .with_batch_size(rows.max(1))
         .build_decoder()
@@ -191,6 +192,14 @@ mod tests {
 
     fn schema() -> SchemaRef {
         Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, true), Field::new("text", DataType::Utf8, true)]))
+    }
+
+    #[tokio::test]
+    async fn escaped_characters_beyond_u20000_read_right() {
+        let mut r = LineReader::new(reader(b"{\"id\":\"a\",\"text\":\"\\ud841\\udf0e \\ud83d\\ude00\"}\n"), "f".into());
+        let d = decode(&schema(), "f", &r.read(10).await.unwrap(), false).unwrap();
+        let text = d.batch.column(1).as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap();
+        assert_eq!(text.value(0), "\u{2070E} \u{1F600}");
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 
 pub mod files;
 pub mod format;
+pub mod json_escapes;
 pub mod jsonl;
 pub mod progress;
 pub mod scan;

@@ -1,0 +1,96 @@
+//! A guard against arrow-json 59's surrogate-pair decoding.
+//!
+//! arrow-json computes `(high << 10) | (low + 0x10000)` where UTF-16 needs
+//! `((high << 10) | low) + 0x10000`. The two agree below U+20000, so emoji are right, but every
+//! escaped character from U+20000 on (CJK Extension B and later) comes out as another character.
+//! JSON writers that escape non-ASCII (Python's `json.dumps` by default) produce such pairs, so
+//! tokq rewrites each surrogate-pair escape as the UTF-8 character it stands for before arrow
+//! reads the bytes. A lone or malformed surrogate escape is left alone for arrow to reject.
+
+use std::borrow::Cow;
+
+use memchr::{memchr, memmem};
+
+/// `buf` with every `\uD8xx\uDCxx`-style escape pair replaced by its character in UTF-8.
+pub fn pairs_as_utf8(buf: &[u8]) -> Cow<'_, [u8]> {
+    if memmem::find(buf, b"\\ud").is_none() && memmem::find(buf, b"\\uD").is_none() {
+        return Cow::Borrowed(buf);
+    }
+    let mut out = Vec::with_capacity(buf.len());
+    let mut i = 0;
+    // Every backslash in valid JSON starts an escape; copying it with the byte after it keeps an
+    // escaped backslash (`\\`) from being read as the start of the next escape.
+    while let Some(offset) = memchr(b'\\', &buf[i..]) {
+        let at = i + offset;
+        out.extend_from_slice(&buf[i..at]);
+        if let Some(c) = pair_at(&buf[at..]) {
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            i = at + 12;
+        } else {
+            let end = (at + 2).min(buf.len());
+            out.extend_from_slice(&buf[at..end]);
+            i = end;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+    Cow::Owned(out)
+}
+
+fn hex4(b: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(b.get(..4)?).ok()?;
+    u32::from_str_radix(s, 16).ok().filter(|_| s.bytes().all(|x| x.is_ascii_hexdigit()))
+}
+
+/// The character of `\uHHHH\uLLLL` at the start of `b`, if it is a high and a low surrogate.
+fn pair_at(b: &[u8]) -> Option<char> {
+    if !b.starts_with(b"\\u") || b.get(6..8) != Some(b"\\u") {
+        return None;
+    }
+    let (high, low) = (hex4(&b[2..])?, hex4(&b[8..])?);
+    if !(0xD800..0xDC00).contains(&high) || !(0xDC00..0xE000).contains(&low) {
+        return None;
+    }
+    char::from_u32((((high - 0xD800) << 10) | (low - 0xDC00)) + 0x10000)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn via_arrow_guard(json: &str) -> String {
+        let fixed = pairs_as_utf8(json.as_bytes());
+        serde_json::from_slice::<String>(&fixed).unwrap()
+    }
+
+    #[test]
+    fn pairs_become_characters_and_other_escapes_stay() {
+        let json = r#""\ud841\udf0e \uD83D\uDE00 \\ud841\\udf0e \n \u00e9""#;
+        assert_eq!(via_arrow_guard(json), "\u{2070E} \u{1F600} \\ud841\\udf0e \n \u{e9}");
+        assert!(matches!(pairs_as_utf8(br#""plain \u00e9""#), Cow::Borrowed(_)));
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_escaped_ascii_reads_back(s in "\\PC{0,40}") {
+            // Python-style: every non-ASCII character escaped, astral ones as pairs.
+            let mut json = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => json.push_str("\\\""),
+                    '\\' => json.push_str("\\\\"),
+                    c if c.is_ascii() && !c.is_ascii_control() => json.push(c),
+                    c => {
+                        let mut units = [0u16; 2];
+                        for u in c.encode_utf16(&mut units) {
+                            json.push_str(&format!("\\u{u:04x}"));
+                        }
+                    }
+                }
+            }
+            json.push('"');
+            prop_assert_eq!(via_arrow_guard(&json), s);
+        }
+    }
+}
