@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--tokq", required=True)
     ap.add_argument("--shared", default="../shared")
     ap.add_argument("--recipe", default=os.path.join(os.path.dirname(__file__), "tokenize.sql"))
+    ap.add_argument("--only", nargs="*", help="tokenizer names to check (default: all)")
     a = ap.parse_args()
     s = a.shared
     work = tempfile.mkdtemp(prefix="tokq-parity-corpora-")
@@ -101,6 +102,8 @@ def main():
     }
     failed = False
     for name, (spec, tk, encoder) in tokenizers.items():
+        if a.only and name not in a.only:
+            continue
         info = subprocess.run([a.tokq, "tokenizer", spec], capture_output=True, text=True)
         used = next((l.split()[1] for l in info.stdout.splitlines() if l.startswith("encoder")), None)
         if used != encoder:

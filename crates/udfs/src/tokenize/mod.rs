@@ -68,7 +68,7 @@ impl Tokenizer {
         };
         let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
         let fast = |model, pattern: spec::SplitPattern, added| -> Box<dyn Encode> {
-            Box::new(fast::FastBpe::new(model, pattern, pattern.nfc(), added))
+            Box::new(fast::FastBpe::new(model, pattern, nfc(pattern), added))
         };
         let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
             TokenizerSpec::BuiltinTiktoken(which) if reference => {
@@ -80,7 +80,7 @@ impl Tokenizer {
                 let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
                 let named = tiktoken::builtin_specials(which).map_err(err)?;
                 let pattern = which.pattern();
-                let t = fast::FastBpe::new(model, pattern, pattern.nfc(), Default::default()).with_named_tokens(named);
+                let t = fast::FastBpe::new(model, pattern, nfc(pattern), Default::default()).with_named_tokens(named);
                 (Box::new(t) as Box<dyn Encode>, sha, None, None)
             }
             TokenizerSpec::TiktokenFile { uri, pattern } => {
@@ -163,6 +163,15 @@ impl Tokenizer {
             }
         }
         Ok(opts)
+    }
+}
+
+/// The normalization of a tiktoken-style pattern: Qwen's rank files are NFC'd first.
+fn nfc(pattern: spec::SplitPattern) -> fast::Normalizer {
+    if pattern.nfc() {
+        fast::Normalizer::Nfc
+    } else {
+        fast::Normalizer::None
     }
 }
 

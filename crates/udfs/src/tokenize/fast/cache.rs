@@ -6,10 +6,10 @@
 //!
 //! Most pre-tokens repeat (" the", " of", "\n\n"), so BPE runs only on a miss. Each thread owns
 //! its cache, so the hot path takes no contended lock. Memory is bounded with two generations of
-//! half the budget each: when the young map is full, it becomes the old one (the previous old one
-//! is dropped), and a hit in the old map moves the entry back to the young one. Pieces in use
-//! survive every turnover; pieces seen once age out. Each generation's table is allocated at its
-//! final size, so it never doubles past the budget.
+//! half the budget each: when the young one is full, it becomes the old one (the previous old
+//! one is cleared and reused as the young), and a hit in the old one copies the entry back to the
+//! young. Pieces in use survive every turnover; pieces seen once age out. Each generation is
+//! allocated once at its final size, so it never grows past the budget.
 
 use std::mem::size_of;
 
@@ -21,7 +21,6 @@ pub const MAX_CACHED_BYTES: usize = 64;
 /// The default budget per thread.
 pub const DEFAULT_BUDGET_BYTES: usize = 8 << 20;
 
-type Map = FxHashMap<Box<[u8]>, Box<[u32]>>;
 
 const HOT_BITS: u32 = 14;
 
@@ -42,33 +41,67 @@ fn hot_slot(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HOT_BITS)) as usize
 }
 
-#[derive(Default)]
-struct Generation {
-    map: Map,
-    heap_bytes: usize,
+/// Where one entry's key and ids sit in a generation's arenas.
+#[derive(Clone, Copy)]
+struct Span {
+    key: u32,
+    ids: u32,
+    key_len: u16,
+    ids_len: u16,
 }
 
-/// Slots are sized for entries of 128 bytes; with hashbrown rounding up, they take at most
-/// about half a generation's budget, and the keys and values the rest.
-const SLOT_SHARE: usize = 128;
+/// One generation: a table from the key's 64-bit hash to spans of two arenas. No allocation per
+/// entry, and a turnover only clears. The key bytes are compared on every hit, so a hash
+/// collision is a miss, never a wrong answer.
+#[derive(Default)]
+struct Generation {
+    table: FxHashMap<u64, Span>,
+    keys: Vec<u8>,
+    ids: Vec<u32>,
+}
 
 impl Generation {
+    /// A quarter of the budget for the table's slots (at most half once hashbrown rounds up),
+    /// a quarter for the keys and a quarter for the ids.
     fn with_budget(budget: usize) -> Self {
-        Self { map: Map::with_capacity_and_hasher(budget / SLOT_SHARE, Default::default()), heap_bytes: 0 }
+        let slots = budget / 4 / (size_of::<(u64, Span)>() + 1);
+        Self {
+            table: FxHashMap::with_capacity_and_hasher(slots, Default::default()),
+            keys: Vec::with_capacity(budget / 4),
+            ids: Vec::with_capacity(budget / 4 / size_of::<u32>()),
+        }
     }
 
-    fn full(&self, budget: usize, extra: usize) -> bool {
-        self.map.len() == self.map.capacity() || self.bytes() + extra > budget
-    }
-
-    /// Table slots (with hashbrown's control byte) plus the keys' and values' heap bytes.
     fn bytes(&self) -> usize {
-        self.map.capacity() * (size_of::<(Box<[u8]>, Box<[u32]>)>() + 1) + self.heap_bytes
+        self.table.capacity() * (size_of::<(u64, Span)>() + 1)
+            + self.keys.capacity()
+            + self.ids.capacity() * size_of::<u32>()
     }
 
-    fn put(&mut self, piece: Box<[u8]>, ids: Box<[u32]>) {
-        self.heap_bytes += piece.len() + ids.len() * size_of::<u32>();
-        self.map.insert(piece, ids);
+    fn get(&self, hash: u64, piece: &[u8]) -> Option<&[u32]> {
+        let s = self.table.get(&hash)?;
+        let key = &self.keys[s.key as usize..s.key as usize + s.key_len as usize];
+        (key == piece).then(|| &self.ids[s.ids as usize..s.ids as usize + s.ids_len as usize])
+    }
+
+    /// Whether `piece` and `ids` fit without any of the three growing.
+    fn fits(&self, piece: &[u8], ids: &[u32]) -> bool {
+        self.table.len() < self.table.capacity()
+            && self.keys.len() + piece.len() <= self.keys.capacity()
+            && self.ids.len() + ids.len() <= self.ids.capacity()
+    }
+
+    fn put(&mut self, hash: u64, piece: &[u8], ids: &[u32]) {
+        let span = Span { key: self.keys.len() as u32, ids: self.ids.len() as u32, key_len: piece.len() as u16, ids_len: ids.len() as u16 };
+        self.keys.extend_from_slice(piece);
+        self.ids.extend_from_slice(ids);
+        self.table.insert(hash, span);
+    }
+
+    fn clear(&mut self) {
+        self.table.clear();
+        self.keys.clear();
+        self.ids.clear();
     }
 }
 
@@ -118,35 +151,47 @@ impl PieceCache {
     /// Appends the cached ids of `piece` to `out`; false on a miss.
     #[inline]
     pub fn extend(&mut self, piece: &[u8], out: &mut Vec<u32>) -> bool {
-        if let Some(ids) = self.young.map.get(piece) {
+        let hash = xxhash_rust::xxh3::xxh3_64(piece);
+        if let Some(ids) = self.young.get(hash, piece) {
             self.hits += 1;
             out.extend_from_slice(ids);
             return true;
         }
-        if let Some((key, ids)) = self.old.map.remove_entry(piece) {
+        if let Some(ids) = self.old.get(hash, piece) {
             self.hits += 1;
-            out.extend_from_slice(&ids);
-            self.old.heap_bytes -= key.len() + ids.len() * size_of::<u32>();
-            self.store(key, ids);
+            let start = out.len();
+            out.extend_from_slice(ids);
+            self.store(hash, piece, start, out);
             return true;
         }
         self.misses += 1;
         false
     }
 
-    pub fn insert(&mut self, piece: &[u8], ids: &[u32]) {
+    /// Caches `piece` -> `out[start..]`.
+    pub fn insert(&mut self, piece: &[u8], start: usize, out: &[u32]) {
         if piece.len() <= MAX_CACHED_BYTES {
-            self.store(piece.into(), ids.into());
+            self.store(xxhash_rust::xxh3::xxh3_64(piece), piece, start, out);
         }
     }
 
-    fn store(&mut self, piece: Box<[u8]>, ids: Box<[u32]>) {
-        let half = self.budget / 2;
-        if self.young.full(half, piece.len() + ids.len() * size_of::<u32>()) {
-            self.old = std::mem::replace(&mut self.young, Generation::with_budget(half));
+    fn store(&mut self, hash: u64, piece: &[u8], start: usize, out: &[u32]) {
+        let ids = &out[start..];
+        if ids.len() > u16::MAX as usize {
+            return;
+        }
+        if !self.young.fits(piece, ids) {
+            // The old generation's buffers become the young one's, so a turnover allocates nothing.
+            std::mem::swap(&mut self.young, &mut self.old);
+            self.young.clear();
+            if self.young.bytes() == 0 {
+                self.young = Generation::with_budget(self.budget / 2);
+            }
             self.turnovers += 1;
         }
-        self.young.put(piece, ids);
+        if self.young.fits(piece, ids) {
+            self.young.put(hash, piece, ids);
+        }
     }
 
     /// Bytes held: the front table and both generations.
@@ -155,7 +200,7 @@ impl PieceCache {
     }
 
     pub fn len(&self) -> usize {
-        self.young.map.len() + self.old.map.len()
+        self.young.table.len() + self.old.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -173,10 +218,10 @@ mod tests {
         let mut c = PieceCache::new(budget);
         let mut out = vec![];
         for i in 0..100_000u32 {
-            c.insert(format!("piece{i}").as_bytes(), &[i, i + 1]);
+            c.insert(format!("piece{i}").as_bytes(), 0, &[i, i + 1]);
             // "hot" is used all along, so it survives every turnover.
             if !c.extend(b"hot", &mut out) {
-                c.insert(b"hot", &[7]);
+                c.insert(b"hot", 0, &[7]);
             }
             assert!(c.bytes() <= budget, "{} > {budget} after {i}", c.bytes());
         }

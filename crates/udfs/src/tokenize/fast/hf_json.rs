@@ -10,10 +10,9 @@ use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
-use unicode_normalization::UnicodeNormalization;
 
 use super::bpe::BpeModel;
-use super::{AddedTokens, FastBpe};
+use super::{AddedTokens, FastBpe, Normalizer};
 use crate::tokenize::spec::SplitPattern;
 
 /// Why a file is not on the fast path: one line for `tokq tokenizer`.
@@ -26,9 +25,9 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
             return Err(format!("{key} is set"));
         }
     }
-    let nfc = match &v["normalizer"] {
-        Value::Null => false,
-        n if n["type"] == "NFC" => true,
+    let normalizer = match &v["normalizer"] {
+        Value::Null => Normalizer::None,
+        n if n["type"] == "NFC" => Normalizer::HfNfc,
         n => return Err(format!("normalizer {} is not supported (only none or NFC)", n["type"])),
     };
     let pattern = pre_tokenizer(&v["pre_tokenizer"])?;
@@ -60,7 +59,7 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
         .collect::<Result<Vec<_>, _>>()?;
     let ignore_merges = model["ignore_merges"] == true;
     let bpe = BpeModel::from_merges(by_bytes, &merges, ignore_merges)?;
-    Ok(FastBpe::new(bpe, pattern, nfc, added_tokens(&v["added_tokens"], nfc)?))
+    Ok(FastBpe::new(bpe, pattern, normalizer, added_tokens(&v["added_tokens"], normalizer)?))
 }
 
 fn empty(v: &Value) -> bool {
@@ -131,7 +130,7 @@ fn byte_level(token: &str) -> Result<Vec<u8>, Unsupported> {
         .ok_or_else(|| format!("token {token:?} is not byte-level"))
 }
 
-fn added_tokens(list: &Value, nfc: bool) -> Result<AddedTokens, Unsupported> {
+fn added_tokens(list: &Value, normalizer: Normalizer) -> Result<AddedTokens, Unsupported> {
     let (mut raw, mut normalized) = (vec![], vec![]);
     for t in list.as_array().map(Vec::as_slice).unwrap_or_default() {
         let content = t["content"].as_str().ok_or("added token without content")?;
@@ -140,8 +139,7 @@ fn added_tokens(list: &Value, nfc: bool) -> Result<AddedTokens, Unsupported> {
         }
         let id = t["id"].as_u64().and_then(|i| u32::try_from(i).ok()).ok_or("added token without id")?;
         if t["normalized"] == true {
-            let content = if nfc { content.nfc().collect() } else { content.to_string() };
-            normalized.push((content, id));
+            normalized.push((normalizer.apply(content).unwrap_or_else(|| content.to_string()), id));
         } else {
             raw.push((content.to_string(), id));
         }

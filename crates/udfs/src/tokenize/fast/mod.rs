@@ -16,7 +16,6 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 use thread_local::ThreadLocal;
-use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 pub use added::AddedTokens;
 use bpe::BpeModel;
@@ -25,10 +24,37 @@ use cache::PieceCache;
 use super::spec::SplitPattern;
 use super::Encode;
 
+/// The normalization before pre-tokenization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalizer {
+    None,
+    /// NFC with current Unicode tables (tiktoken-style Qwen rank files).
+    Nfc,
+    /// NFC exactly as the `tokenizers` crate does it (its Unicode 9 tables), for `tokenizer.json`.
+    HfNfc,
+}
+
+impl Normalizer {
+    /// `text` normalized, or `None` when it already is.
+    fn apply(self, text: &str) -> Option<String> {
+        match self {
+            Self::None => None,
+            Self::Nfc => {
+                use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+                (is_nfc_quick(text.chars()) != IsNormalized::Yes).then(|| text.nfc().collect())
+            }
+            Self::HfNfc => {
+                use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+                (is_nfc_quick(text.chars()) != IsNormalized::Yes).then(|| text.nfc().map(|(c, _)| c).collect())
+            }
+        }
+    }
+}
+
 pub struct FastBpe {
     model: BpeModel,
     pattern: SplitPattern,
-    nfc: bool,
+    normalizer: Normalizer,
     added: AddedTokens,
     /// Special tokens that are never split out of text (tiktoken's), for `bos=`/`eos=` by name.
     named: FxHashMap<String, u32>,
@@ -48,12 +74,12 @@ pub struct CacheStats {
 }
 
 impl FastBpe {
-    pub fn new(model: BpeModel, pattern: SplitPattern, nfc: bool, added: AddedTokens) -> Self {
+    pub fn new(model: BpeModel, pattern: SplitPattern, normalizer: Normalizer, added: AddedTokens) -> Self {
         classes::warm();
         Self {
             model,
             pattern,
-            nfc,
+            normalizer,
             added,
             named: FxHashMap::default(),
             caches: ThreadLocal::new(),
@@ -90,12 +116,9 @@ impl FastBpe {
     /// Appends the ids of `text`.
     pub fn encode_append(&self, text: &str, out: &mut Vec<u32>) {
         self.added.split_raw(text, out, |segment, out| {
-            if self.nfc && is_nfc_quick(segment.chars()) != IsNormalized::Yes {
-                let normalized: String = segment.nfc().collect();
-                self.added.split_normalized(&normalized, out, |t, out| self.encode_ordinary(t, out));
-            } else {
-                self.added.split_normalized(segment, out, |t, out| self.encode_ordinary(t, out));
-            }
+            let normalized = self.normalizer.apply(segment);
+            let segment = normalized.as_deref().unwrap_or(segment);
+            self.added.split_normalized(segment, out, |t, out| self.encode_ordinary(t, out));
         });
     }
 
@@ -118,7 +141,7 @@ impl FastBpe {
                 out.push(id);
             } else if !cache.extend(bytes, out) {
                 self.model.merge(bytes, out);
-                cache.insert(bytes, &out[start..]);
+                cache.insert(bytes, start, out);
             }
             if let (Some(k), [id]) = (key, &out[start..]) {
                 cache.put_hot(k, *id);
