@@ -8,7 +8,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{best, load, ROUNDS};
+use common::{DOCS, best, load, ROUNDS};
 use tokq_udfs::dedup::hash::text_hash;
 use tokq_udfs::dedup::minhash::{bands, MinHasher, BANDS, NGRAM, ROWS};
 use tokq_udfs::quality::c4::C4Quality;
@@ -24,7 +24,7 @@ use tokq_udfs::text::words::split_words;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let corpus = args.first().cloned().unwrap_or_else(|| "../../../shared/corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz".into());
-    let docs = load(&corpus);
+    let docs = load(&corpus, DOCS);
     let mb = docs.iter().map(String::len).sum::<usize>() as f64 / 1e6;
     println!("corpus {corpus}: {} docs, {mb:.1} MB; best of {ROUNDS} rounds, one thread", docs.len());
     let run = |f: &dyn Fn(&str) -> usize| best(|| docs.iter().map(|d| f(black_box(d))).sum::<usize>()).0;

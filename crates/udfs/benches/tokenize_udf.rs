@@ -15,7 +15,7 @@ use tokq_udfs::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
 
 mod common;
 
-use common::{best, load, ROUNDS};
+use common::{DOCS, best, load, ROUNDS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -25,7 +25,7 @@ fn main() {
     } else {
         vec!["tiktoken:cl100k_base".into(), "../../../shared/tokenizers/gpt2/tokenizer.json".into()]
     };
-    let docs = load(&corpus);
+    let docs = load(&corpus, DOCS);
     let bytes: usize = docs.iter().map(String::len).sum();
     println!("corpus {corpus}: {} docs, {:.1} MB; best of {ROUNDS} rounds, 1 partition", docs.len(), bytes as f64 / 1e6);
 

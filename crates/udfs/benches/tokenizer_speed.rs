@@ -4,7 +4,7 @@
 //!
 //!   cargo bench --bench tokenizer_speed -- [--docs N] [--only NAME] [CORPUS.jsonl[.gz]]...
 //! `--only tokq` times tokq alone (for a profiler); the ratios then need the full run.
-//! Defaults: ../shared/corpora wikipedia-en-2015 and udhr-multilingual, 1,500 docs each.
+//! Defaults: ../shared/corpora wikipedia-en-2015 and udhr-multilingual, the first 1,000 docs of each.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,7 +17,7 @@ use tokq_udfs::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
 
 mod common;
 
-use common::{best, load_n, ROUNDS};
+use common::{best, load, DOCS, ROUNDS};
 
 const SHARED: &str = "../../../shared";
 
@@ -61,7 +61,7 @@ fn families() -> Vec<(&'static str, Vec<(String, Encoder)>)> {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    let mut docs_per_corpus = 1500;
+    let mut docs_per_corpus = DOCS;
     if let Some(i) = args.iter().position(|a| a == "--docs") {
         docs_per_corpus = args.get(i + 1).and_then(|n| n.parse().ok()).expect("--docs N");
         args.drain(i..i + 2);
@@ -79,7 +79,7 @@ fn main() {
     }
     let families = families();
     for corpus in &args {
-        let docs = load_n(corpus, docs_per_corpus);
+        let docs = load(corpus, docs_per_corpus);
         let bytes: usize = docs.iter().map(String::len).sum();
         let mb = bytes as f64 / 1e6;
         println!("\n{corpus}: {} docs, {mb:.1} MB; one core; first pass and best of {ROUNDS}", docs.len());
@@ -135,7 +135,7 @@ fn report_caches() {
 
 /// `token_count` through DataFusion with 1 and 2 partitions (and as many worker threads).
 fn partitions(corpus: &str, n: usize) {
-    let docs = load_n(corpus, n);
+    let docs = load(corpus, n);
     let bytes: usize = docs.iter().map(String::len).sum();
     let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Utf8, false)]));
     let halves: Vec<Vec<RecordBatch>> = docs

@@ -6,11 +6,8 @@ use std::time::Instant;
 pub const DOCS: usize = 1000;
 pub const ROUNDS: usize = 3;
 
-pub fn load(path: &str) -> Vec<String> {
-    load_n(path, DOCS)
-}
-
-pub fn load_n(path: &str, docs: usize) -> Vec<String> {
+/// The `text` of the first `docs` lines of a JSONL file (gzip or not).
+pub fn load(path: &str, docs: usize) -> Vec<String> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let r: Box<dyn Read> = if path.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(f)) } else { Box::new(f) };
     BufReader::new(r)
