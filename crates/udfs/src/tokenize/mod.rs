@@ -67,8 +67,10 @@ impl Tokenizer {
             None => (false, spec),
         };
         let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
-        let fast = |model, pattern: spec::SplitPattern, added| -> Box<dyn Encode> {
-            Box::new(fast::FastBpe::new(model, pattern, nfc(pattern), added))
+        let fast = |ranks, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
+            let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
+            let t = fast::FastBpe::new(model, pattern, nfc(pattern), Default::default());
+            Ok(Box::new(t.with_named_tokens(named)))
         };
         let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
             TokenizerSpec::BuiltinTiktoken(which) if reference => {
@@ -76,12 +78,8 @@ impl Tokenizer {
                 (Box::new(t) as Box<dyn Encode>, sha, Some(ChunkStyle::KeepSpace), forced())
             }
             TokenizerSpec::BuiltinTiktoken(which) => {
-                let (ranks, sha) = tiktoken::builtin_ranks(which).map_err(err)?;
-                let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
-                let named = tiktoken::builtin_specials(which).map_err(err)?;
-                let pattern = which.pattern();
-                let t = fast::FastBpe::new(model, pattern, nfc(pattern), Default::default()).with_named_tokens(named);
-                (Box::new(t) as Box<dyn Encode>, sha, None, None)
+                let (ranks, named, sha) = tiktoken::builtin_table(which).map_err(err)?;
+                (fast(ranks, which.pattern(), named)?, sha, None, None)
             }
             TokenizerSpec::TiktokenFile { uri, pattern } => {
                 let bytes = crate::store::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
@@ -90,8 +88,7 @@ impl Tokenizer {
                     let t = tiktoken::Tiktoken::from_ranks(ranks, pattern).map_err(err)?;
                     (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(ChunkStyle::KeepSpace), forced())
                 } else {
-                    let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
-                    (fast(model, pattern, Default::default()), sha256_hex(&bytes), None, None)
+                    (fast(ranks, pattern, Default::default())?, sha256_hex(&bytes), None, None)
                 }
             }
             TokenizerSpec::HuggingFace { uri } => {

@@ -40,20 +40,16 @@ fn builtin_bpe(which: Builtin) -> Result<(CoreBPE, &'static str), String> {
     Ok((bpe.map_err(|e| e.to_string())?, sha))
 }
 
-/// The special tokens of a bundled table by name (`<|endoftext|>` -> 100257).
-pub fn builtin_specials(which: Builtin) -> Result<FxHashMap<String, u32>, String> {
-    let (bpe, _) = builtin_bpe(which)?;
-    let named = bpe.special_tokens().into_iter().map(|t| (t.to_string(), bpe.encode_with_special_tokens(t)));
-    Ok(named.filter_map(|(t, ids)| <[u32; 1]>::try_from(ids).ok().map(|[id]| (t, id))).collect())
-}
-
-/// The ordinary ranks of a bundled table and its sha256. tiktoken-rs keeps its table private,
-/// so it is read back by decoding each rank; the ordinary ranks of both tables run from 0 without
-/// gaps, and the special tokens sit above the first gap.
-pub fn builtin_ranks(which: Builtin) -> Result<(Ranks, String), String> {
+/// A bundled table read back from tiktoken-rs: its ordinary ranks, its special tokens by name
+/// (`<|endoftext|>` -> 100257) and its sha256. tiktoken-rs keeps its table private, so the ranks
+/// are read back by decoding each one; the ordinary ranks of both tables run from 0 without gaps,
+/// and the special tokens sit above the first gap.
+pub fn builtin_table(which: Builtin) -> Result<(Ranks, FxHashMap<String, u32>, String), String> {
     let (bpe, sha) = builtin_bpe(which)?;
     let ranks = (0u32..).map_while(|r| bpe.decode_bytes(&[r]).ok().map(|bytes| (bytes, r))).collect();
-    Ok((ranks, sha.to_string()))
+    let named = bpe.special_tokens().into_iter().map(|t| (t.to_string(), bpe.encode_with_special_tokens(t)));
+    let named = named.filter_map(|(t, ids)| <[u32; 1]>::try_from(ids).ok().map(|[id]| (t, id))).collect();
+    Ok((ranks, named, sha.to_string()))
 }
 
 /// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.

@@ -65,12 +65,4 @@ impl AddedTokens {
             m.contents.iter().position(|c| c == token).map(|i| m.ids[i])
         })
     }
-
-    pub fn len(&self) -> usize {
-        [&self.raw, &self.normalized].into_iter().flatten().map(|m| m.ids.len()).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

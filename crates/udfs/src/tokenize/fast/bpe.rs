@@ -73,10 +73,6 @@ impl BpeModel {
         Ok(Self { vocab, byte_ids, merges, whole_first })
     }
 
-    pub fn vocab_size(&self) -> usize {
-        self.vocab.len()
-    }
-
     /// The id of a piece that is one token, when this model emits such pieces whole.
     #[inline]
     pub fn whole(&self, piece: &[u8]) -> Option<u32> {

@@ -18,8 +18,8 @@ use rustc_hash::FxHashMap;
 /// Pre-tokens longer than this are not cached: they rarely repeat, and would crowd the budget.
 pub const MAX_CACHED_BYTES: usize = 64;
 
-/// The default budget per thread.
-pub const DEFAULT_BUDGET_BYTES: usize = 8 << 20;
+/// The budget per thread.
+pub const BUDGET_BYTES: usize = 8 << 20;
 
 
 const HOT_BITS: u32 = 14;
@@ -199,12 +199,9 @@ impl PieceCache {
         self.hot_keys.len() * (size_of::<u64>() + size_of::<u32>()) + self.young.bytes() + self.old.bytes()
     }
 
-    pub fn len(&self) -> usize {
+    /// Entries held (an entry copied back from the old generation counts twice until turnover).
+    pub fn entries(&self) -> usize {
         self.young.table.len() + self.old.table.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

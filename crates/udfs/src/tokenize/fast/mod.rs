@@ -59,7 +59,6 @@ pub struct FastBpe {
     /// Special tokens that are never split out of text (tiktoken's), for `bos=`/`eos=` by name.
     named: FxHashMap<String, u32>,
     caches: ThreadLocal<Mutex<PieceCache>>,
-    cache_budget: usize,
 }
 
 /// What the per-thread caches hold, summed over threads.
@@ -83,7 +82,6 @@ impl FastBpe {
             added,
             named: FxHashMap::default(),
             caches: ThreadLocal::new(),
-            cache_budget: cache::DEFAULT_BUDGET_BYTES,
         }
     }
 
@@ -93,18 +91,12 @@ impl FastBpe {
         self
     }
 
-    /// Sets each thread's cache budget (bytes).
-    pub fn with_cache_budget(mut self, bytes: usize) -> Self {
-        self.cache_budget = bytes;
-        self
-    }
-
     pub fn cache_stats(&self) -> CacheStats {
         let mut s = CacheStats::default();
         for c in self.caches.iter() {
             let c = c.lock().unwrap_or_else(|p| p.into_inner());
             s.threads += 1;
-            s.entries += c.len();
+            s.entries += c.entries();
             s.bytes += c.bytes();
             s.hits += c.hits;
             s.misses += c.misses;
@@ -126,7 +118,7 @@ impl FastBpe {
         // Only this thread locks its own cache while encoding; `cache_stats` may read it from another.
         let mut cache = self
             .caches
-            .get_or(|| Mutex::new(PieceCache::new(self.cache_budget)))
+            .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         for piece in split::pieces(text, self.pattern) {
