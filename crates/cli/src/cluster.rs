@@ -42,11 +42,25 @@ pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<Session
     Ok(local_context(config)?.state())
 }
 
-pub async fn run_scheduler(bind_host: String, bind_port: u16) -> anyhow::Result<()> {
+pub struct SchedulerArgs {
+    pub bind_host: String,
+    pub bind_port: u16,
+    pub executor_timeout_seconds: u64,
+    pub expire_dead_executor_interval_seconds: u64,
+}
+
+pub async fn run_scheduler(a: SchedulerArgs) -> anyhow::Result<()> {
+    let SchedulerArgs { bind_host, bind_port, .. } = a;
+    if a.expire_dead_executor_interval_seconds >= a.executor_timeout_seconds {
+        anyhow::bail!("--expire-dead-executor-interval-seconds must be less than --executor-timeout-seconds");
+    }
     let config = SchedulerConfig {
         bind_host: bind_host.clone(),
         bind_port,
         external_host: bind_host.clone(),
+        executor_timeout_seconds: a.executor_timeout_seconds,
+        expire_dead_executor_interval_seconds: a.expire_dead_executor_interval_seconds,
+        no_executors_grace_period_seconds: a.executor_timeout_seconds,
         override_config_producer: Some(Arc::new(cluster_config)),
         override_session_builder: Some(Arc::new(cluster_state)),
         override_logical_codec: Some(logical_codec()),
@@ -68,6 +82,7 @@ pub struct ExecutorArgs {
     pub vcores: Option<usize>,
     pub work_dir: Option<String>,
     pub memory_pool_bytes: Option<u64>,
+    pub heartbeat_interval_seconds: u64,
 }
 
 pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
@@ -82,6 +97,7 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
         work_dir: a.work_dir,
         memory_pool_size: a.memory_pool_bytes,
         scheduler_connect_timeout_seconds: 30,
+        executor_heartbeat_interval_seconds: a.heartbeat_interval_seconds,
         override_function_registry: Some(Arc::new(registry)),
         override_config_producer: Some(Arc::new(cluster_config)),
         override_runtime_producer: Some(Arc::new(|_: &SessionConfig| runtime())),

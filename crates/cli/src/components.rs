@@ -17,6 +17,7 @@ use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
 use regex::Regex;
 use serde::Serialize;
+use tokq_udfs::sink::store_and_dir;
 
 use crate::sink::{self, ParquetTarget, PlanFacts};
 
@@ -132,9 +133,10 @@ impl Round<'_> {
     /// Writes a query's rows under `location/dir/` and registers them as view `table`.
     async fn write(&self, sql: &str, dir: &str, table: &str, columns: &str) -> Result<u64> {
         let location = format!("{}{dir}/", self.c.location);
-        let plan = self.ctx.sql(sql).await?.create_physical_plan().await?;
+        let input = self.ctx.sql(sql).await?.into_unoptimized_plan();
         let target = ParquetTarget::new(&location, &[])?;
-        let written = sink::write(self.ctx, plan, &target, &PlanFacts::default(), self.recipe_sha256).await?;
+        let (plan, copy) = sink::plan(self.ctx, input, target, PlanFacts::default(), self.recipe_sha256, &location).await?;
+        let written = sink::write(self.ctx, plan, &copy).await?;
         self.ctx.deregister_table(table)?;
         // A view over read_parquet, not an external table: Ballista's plan encoding loses the
         // `*.parquet` glob of a listing table and would read the manifest as Parquet.
@@ -153,7 +155,7 @@ impl Round<'_> {
     async fn remove(&self, dir: &str, table: &str) -> Result<()> {
         self.ctx.deregister_table(table)?;
         let location = format!("{}{dir}/", self.c.location);
-        let (_, path) = sink::store_and_dir(self.ctx, &location)?;
+        let (_, path) = store_and_dir(&self.ctx.runtime_env(), &location)?;
         let listed: Vec<_> = self.store.list(Some(&path)).try_collect().await.map_err(|e| DataFusionError::External(Box::new(e)))?;
         for m in listed {
             self.store.delete(&m.location).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
@@ -167,7 +169,7 @@ impl Round<'_> {
 }
 
 pub async fn run(ctx: &SessionContext, c: &Components, recipe_sha256: &str) -> Result<ComponentsStats> {
-    let (store, _) = sink::store_and_dir(ctx, &c.location)?;
+    let (store, _) = store_and_dir(&ctx.runtime_env(), &c.location)?;
     let round = Round { ctx, c, recipe_sha256, store };
     let t = |phase: &str| format!("__tokq_components_{}_{phase}", c.name);
     let (a, b, rel) = (&c.a, &c.b, &c.relation);

@@ -38,6 +38,12 @@ enum Cmd {
         bind_host: String,
         #[arg(short = 'p', long, default_value_t = 50050)]
         bind_port: u16,
+        /// Seconds without a heartbeat after which an executor is dead and its tasks run elsewhere.
+        #[arg(long, default_value_t = 180)]
+        executor_timeout_seconds: u64,
+        /// How often to look for dead executors, in seconds (less than the timeout).
+        #[arg(long, default_value_t = 15)]
+        expire_dead_executor_interval_seconds: u64,
     },
     /// Start a Ballista executor with tokq's functions.
     #[cfg(feature = "cluster")]
@@ -62,6 +68,9 @@ enum Cmd {
         /// Memory pool for spilling operators, in bytes (default: 70% of memory).
         #[arg(long)]
         memory_pool_bytes: Option<u64>,
+        /// Seconds between heartbeats to the scheduler (less than its --executor-timeout-seconds).
+        #[arg(long, default_value_t = 60)]
+        heartbeat_interval_seconds: u64,
     },
 }
 
@@ -178,9 +187,27 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         #[cfg(feature = "cluster")]
-        Cmd::Scheduler { bind_host, bind_port } => tokq::cluster::run_scheduler(bind_host, bind_port).await?,
+        Cmd::Scheduler { bind_host, bind_port, executor_timeout_seconds, expire_dead_executor_interval_seconds } => {
+            tokq::cluster::run_scheduler(tokq::cluster::SchedulerArgs {
+                bind_host,
+                bind_port,
+                executor_timeout_seconds,
+                expire_dead_executor_interval_seconds,
+            })
+            .await?
+        }
         #[cfg(feature = "cluster")]
-        Cmd::Executor { scheduler_host, scheduler_port, bind_host, bind_port, bind_grpc_port, vcores, work_dir, memory_pool_bytes } => {
+        Cmd::Executor {
+            scheduler_host,
+            scheduler_port,
+            bind_host,
+            bind_port,
+            bind_grpc_port,
+            vcores,
+            work_dir,
+            memory_pool_bytes,
+            heartbeat_interval_seconds,
+        } => {
             tokq::cluster::run_executor(tokq::cluster::ExecutorArgs {
                 scheduler_host,
                 scheduler_port,
@@ -190,6 +217,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 vcores,
                 work_dir,
                 memory_pool_bytes,
+                heartbeat_interval_seconds,
             })
             .await?
         }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use tokq_udfs::pack::PackOptions;
+pub use tokq_udfs::sink::{FileRecord, Layout};
 
 pub const MANIFEST_NAME: &str = "_tokq_manifest.json";
 pub const FORMAT_VERSION: u32 = 1;
@@ -14,24 +15,15 @@ pub struct TokenizerRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRecord {
-    /// Relative to the output directory.
-    pub path: String,
-    pub rows: u64,
-    pub tokens: u64,
-    /// Padding ids in `input_ids` (padded rows), not counted in `tokens`.
-    pub padding_tokens: u64,
-    pub bytes: u64,
-    pub sha256: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub format_version: u32,
     pub tokq_version: String,
     pub recipe_sha256: String,
     pub tokenizers: Vec<TokenizerRecord>,
     pub compression: String,
+    /// `source`: one file per input file, byte-identical on every run; `partition`: one file per
+    /// partition, the same rows on every run.
+    pub layout: Layout,
     pub rows: u64,
     pub tokens: u64,
     pub padding_tokens: u64,

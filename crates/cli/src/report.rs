@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use std::collections::BTreeMap;
+use tokq_udfs::sink::WrittenFile;
 use tokq_udfs::lineage::progress;
 use tokq_udfs::pack::PackCounts;
 
@@ -18,11 +20,30 @@ pub struct OutputStats {
     pub tokens: u64,
     pub padding_tokens: u64,
     pub bytes: u64,
+    /// Files per writing process (`host pid N`): the local runner, or the executors of a cluster.
+    pub writers: BTreeMap<String, usize>,
+    /// Files an interrupted earlier run had committed, kept rather than written again.
+    pub resumed_files: usize,
 }
 
 impl OutputStats {
-    pub fn new(target: &str, m: &crate::manifest::Manifest) -> Self {
-        Self { target: target.to_string(), files: m.files.len(), rows: m.rows, tokens: m.tokens, padding_tokens: m.padding_tokens, bytes: m.bytes }
+    /// The stats of one output directory; `rejects` picks which of the COPY's files are its own.
+    pub fn new(target: &str, m: &crate::manifest::Manifest, files: &[WrittenFile], rejects: bool) -> Self {
+        let mine = || files.iter().filter(move |f| f.rejects == rejects);
+        let mut writers = BTreeMap::new();
+        for f in mine().filter(|f| !f.resumed) {
+            *writers.entry(f.writer.clone()).or_default() += 1;
+        }
+        Self {
+            target: target.to_string(),
+            files: m.files.len(),
+            rows: m.rows,
+            tokens: m.tokens,
+            padding_tokens: m.padding_tokens,
+            bytes: m.bytes,
+            writers,
+            resumed_files: mine().filter(|f| f.resumed).count(),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Runs a recipe's statements in order, routing Parquet COPY through tokq's writer.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -139,6 +139,13 @@ impl Runner<'_> {
         }
     }
 
+    /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes.
+    fn options_key(&self) -> String {
+        let state = self.ctx.state();
+        let entries = state.config_options().entries();
+        entries.iter().filter(|e| e.key.starts_with("tokq.")).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
+    }
+
     pub async fn run(&self) -> Result<RunStats, StatementError> {
         let started = Instant::now();
         progress::reset();
@@ -182,19 +189,23 @@ impl Runner<'_> {
                 let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
                 let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
                 let facts = sink::plan_facts(df.logical_plan())?;
-                let plan = df.create_physical_plan().await?;
+                let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
+                let (plan, planned) = sink::plan(self.ctx, df.into_unoptimized_plan(), target, facts, &self.recipe.sha256(), &run_key).await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(&inputs);
-                let written = sink::write(self.ctx, plan, &target, &facts, &self.recipe.sha256()).await;
+                let written = sink::write(self.ctx, plan, &planned).await;
                 bar.finish();
                 let written = written?;
-                outputs.push(OutputStats::new(&target.location, &written.manifest));
+                let target = &planned.target;
+                outputs.push(OutputStats::new(&target.location, &written.manifest, &written.files, false));
                 if let (Some(r), Some(m)) = (&target.rejects, &written.rejects) {
-                    outputs.push(OutputStats::new(&r.location, m));
+                    outputs.push(OutputStats::new(&r.location, m, &written.files, true));
+                    // Input files whose output an interrupted run committed were not read again.
+                    let resumed: BTreeMap<_, _> = written.files.iter().filter(|f| f.resumed).filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect();
                     accounting.push(Accounting {
                         statement: stmt.number,
-                        input_rows: rows_from(&inputs) - rows_before,
+                        input_rows: rows_from(&inputs) - rows_before + resumed.values().sum::<u64>(),
                         kept: written.manifest.rows,
                         kept_target: target.location.clone(),
                         rejected: m.rows,

@@ -1,5 +1,5 @@
-//! Plan codecs for Ballista: they carry tokq's lineage table and scan, and the packing table and
-//! exec, between client, scheduler and executors, and hand everything else to the wrapped codec
+//! Plan codecs for Ballista: they carry tokq's lineage table and scan, the packing table and
+//! exec, and the output table and sink, between client, scheduler and executors, and hand everything else to the wrapped codec
 //! (Ballista's own).
 //! Scalar UDFs need no codec: they are stateless and travel by name.
 
@@ -24,17 +24,34 @@ use crate::lineage::table::LineageTable;
 use crate::pack::exec::PackExec;
 use crate::pack::table::PackTable;
 use crate::pack::PackOptions;
+use crate::sink::exec::SinkExec;
+use crate::sink::table::SinkTable;
+use crate::sink::SinkOptions;
 
 const TABLE_MAGIC: &[u8] = b"tokq.lineage_table.v1:";
 const SCAN_MAGIC: &[u8] = b"tokq.lineage_scan.v1:";
 const PACK_TABLE_MAGIC: &[u8] = b"tokq.pack_table.v1:";
 const PACK_EXEC_MAGIC: &[u8] = b"tokq.pack_exec.v1:";
+const SINK_TABLE_MAGIC: &[u8] = b"tokq.sink_table.v1:";
+const SINK_EXEC_MAGIC: &[u8] = b"tokq.sink_exec.v1:";
 
-/// A packing table: its options and its input plan in DataFusion's own protobuf form.
+/// A table over a logical plan (packing, output): its options and its input plan in
+/// DataFusion's own protobuf form.
 #[derive(Serialize, Deserialize)]
-struct PackTableWire {
-    opts: PackOptions,
+struct TableWire<T> {
+    opts: T,
     input: Vec<u8>,
+}
+
+impl<T> TableWire<T> {
+    fn new(opts: T, input: &LogicalPlan, codec: &dyn LogicalExtensionCodec) -> Result<Self> {
+        Ok(Self { opts, input: protobuf::LogicalPlanNode::try_from_logical_plan(input, codec)?.encode_to_vec() })
+    }
+
+    fn input(&self, ctx: &TaskContext, codec: &dyn LogicalExtensionCodec) -> Result<LogicalPlan> {
+        let node = protobuf::LogicalPlanNode::decode(self.input.as_slice()).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        node.try_into_logical_plan(ctx, codec)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -93,9 +110,12 @@ impl LogicalExtensionCodec for TokqLogicalCodec {
         ctx: &TaskContext,
     ) -> Result<Arc<dyn TableProvider>> {
         if let Some(body) = buf.strip_prefix(PACK_TABLE_MAGIC) {
-            let w: PackTableWire = unjson(body)?;
-            let node = protobuf::LogicalPlanNode::decode(w.input.as_slice()).map_err(|e| DataFusionError::External(Box::new(e)))?;
-            return Ok(Arc::new(PackTable::try_new(node.try_into_logical_plan(ctx, self)?, w.opts)?));
+            let w: TableWire<PackOptions> = unjson(body)?;
+            return Ok(Arc::new(PackTable::try_new(w.input(ctx, self)?, w.opts)?));
+        }
+        if let Some(body) = buf.strip_prefix(SINK_TABLE_MAGIC) {
+            let w: TableWire<SinkOptions> = unjson(body)?;
+            return Ok(Arc::new(SinkTable::try_new(w.input(ctx, self)?, w.opts)?));
         }
         let Some(body) = buf.strip_prefix(TABLE_MAGIC) else {
             return self.inner.try_decode_table_provider(buf, table_ref, schema, ctx);
@@ -111,8 +131,10 @@ impl LogicalExtensionCodec for TokqLogicalCodec {
         buf: &mut Vec<u8>,
     ) -> Result<()> {
         if let Some(t) = node.downcast_ref::<PackTable>() {
-            let input = protobuf::LogicalPlanNode::try_from_logical_plan(t.input(), self)?.encode_to_vec();
-            return json(PACK_TABLE_MAGIC, &PackTableWire { opts: t.options().clone(), input }, buf);
+            return json(PACK_TABLE_MAGIC, &TableWire::new(t.options(), t.input(), self)?, buf);
+        }
+        if let Some(t) = node.downcast_ref::<SinkTable>() {
+            return json(SINK_TABLE_MAGIC, &TableWire::new(t.options(), t.input(), self)?, buf);
         }
         match node.downcast_ref::<LineageTable>() {
             Some(t) => json(TABLE_MAGIC, &(t.config(), encode_schema(t.file_schema())?), buf),
@@ -162,6 +184,12 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
             };
             return Ok(Arc::new(PackExec::try_new(Arc::clone(input), unjson(body)?)?));
         }
+        if let Some(body) = buf.strip_prefix(SINK_EXEC_MAGIC) {
+            let [input] = inputs else {
+                return internal_err!("a sink exec takes one input, got {}", inputs.len());
+            };
+            return Ok(Arc::new(SinkExec::try_new(Arc::clone(input), unjson(body)?)?));
+        }
         let Some(body) = buf.strip_prefix(SCAN_MAGIC) else {
             return self.inner.try_decode(buf, inputs, ctx, pc);
         };
@@ -181,6 +209,9 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
     ) -> Result<()> {
         if let Some(pack) = node.downcast_ref::<PackExec>() {
             return json(PACK_EXEC_MAGIC, pack.options(), buf);
+        }
+        if let Some(sink) = node.downcast_ref::<SinkExec>() {
+            return json(SINK_EXEC_MAGIC, sink.options(), buf);
         }
         let Some((config, source)) = as_lineage_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, pc);

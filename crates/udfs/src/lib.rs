@@ -11,7 +11,9 @@ pub mod lineage;
 pub mod options;
 pub mod pack;
 pub mod quality;
+pub mod order;
 pub mod shuffle;
+pub mod sink;
 pub mod store;
 pub mod text;
 pub mod tokenize;
@@ -58,7 +60,7 @@ pub fn table_functions() -> Vec<(&'static str, Arc<dyn TableFunctionImpl>)> {
 /// Physical optimizer rules that tokq's plans rely on; every session that plans them (local run,
 /// scheduler) must add them after DataFusion's own.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    vec![Arc::new(pack::order::KeepPackInputOrder)]
+    vec![Arc::new(order::KeepInputOrder)]
 }
 
 /// Registers every tokq function on a context.

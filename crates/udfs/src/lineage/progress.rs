@@ -45,6 +45,11 @@ pub fn rows_read() -> u64 {
     ROWS.load(Relaxed)
 }
 
+/// Rows read so far from one input file.
+pub fn source_rows(source: &str) -> u64 {
+    PER_SOURCE.lock().unwrap_or_else(|p| p.into_inner()).get(source).map_or(0, |c| c.rows)
+}
+
 pub fn snapshot() -> Snapshot {
     Snapshot {
         bytes_read: BYTES.load(Relaxed),

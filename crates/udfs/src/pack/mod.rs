@@ -8,7 +8,6 @@
 
 pub mod exec;
 pub mod options;
-pub mod order;
 pub mod pad;
 pub mod stats;
 pub mod table;

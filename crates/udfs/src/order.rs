@@ -1,9 +1,10 @@
-//! Keeps packing deterministic. DataFusion spreads a partition over several with round-robin
-//! repartitioning when it has spare cores, and which rows meet in which partition then depends on
-//! timing. Below a `PackExec` this rule removes those repartitions, so that each packed partition
-//! reads its input files in order and the same input gives the same rows on any run.
-//! Exchanges that a query needs (hash repartitions for GROUP BY or joins) stay; an ORDER BY in
-//! the packed view makes such inputs deterministic too.
+//! Keeps packing and output files deterministic. DataFusion spreads a partition over several
+//! with round-robin repartitioning when it has spare cores, and which rows meet in which
+//! partition then depends on timing. Below a `PackExec` or a `SinkExec` this rule removes those
+//! repartitions, so that each partition reads its input files in order and the same input gives
+//! the same rows and files on any run. The cost: a statement runs at most one task per input
+//! file. Exchanges that a query needs (hash repartitions for GROUP BY or joins) stay; an ORDER BY
+//! in the packed view makes such inputs deterministic too.
 
 use std::sync::Arc;
 
@@ -14,10 +15,11 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::{replace_children_if_necessary, ExecutionPlan, Partitioning};
 
-use super::exec::PackExec;
+use crate::pack::exec::PackExec;
+use crate::sink::exec::SinkExec;
 
 #[derive(Debug, Default)]
-pub struct KeepPackInputOrder;
+pub struct KeepInputOrder;
 
 fn strip_round_robin(plan: Arc<dyn ExecutionPlan>) -> Result<Transformed<Arc<dyn ExecutionPlan>>> {
     plan.transform_up(|node| match node.downcast_ref::<RepartitionExec>() {
@@ -26,10 +28,10 @@ fn strip_round_robin(plan: Arc<dyn ExecutionPlan>) -> Result<Transformed<Arc<dyn
     })
 }
 
-impl PhysicalOptimizerRule for KeepPackInputOrder {
+impl PhysicalOptimizerRule for KeepInputOrder {
     fn optimize(&self, plan: Arc<dyn ExecutionPlan>, _: &ConfigOptions) -> Result<Arc<dyn ExecutionPlan>> {
         plan.transform_down(|node| {
-            if !node.is::<PackExec>() {
+            if !(node.is::<PackExec>() || node.is::<SinkExec>()) {
                 return Ok(Transformed::no(node));
             }
             let children = node.children().into_iter().cloned().collect::<Vec<_>>();
@@ -47,7 +49,7 @@ impl PhysicalOptimizerRule for KeepPackInputOrder {
     }
 
     fn name(&self) -> &str {
-        "keep_pack_input_order"
+        "keep_input_order"
     }
 
     fn schema_check(&self) -> bool {

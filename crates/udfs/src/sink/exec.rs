@@ -1,0 +1,257 @@
+//! `SinkExec`: writes each input partition's rows as Parquet files where the partition runs, and
+//! returns one row per file written, as JSON ([`WrittenFile`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{exec_err, plan_err, DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, ChildrenPropertiesMode, EmissionType, ReplaceChildrenOptions};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
+use futures::TryStreamExt;
+
+use super::journal::{self, Entry};
+use super::layout::{runs_by_source, source_groups, without_files, Layout};
+use super::part::{writer_properties, Target, Unit};
+use super::{external, source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
+use crate::lineage::progress;
+use crate::lineage::scan::SOURCE_COLUMN;
+
+pub const NAME: &str = "SinkExec";
+pub const WRITTEN_COLUMN: &str = "written";
+
+#[derive(Debug)]
+pub struct SinkExec {
+    input: Arc<dyn ExecutionPlan>,
+    opts: SinkOptions,
+    properties: Arc<PlanProperties>,
+}
+
+pub fn written_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(WRITTEN_COLUMN, DataType::Utf8, false)]))
+}
+
+/// The schema of the main output: the input's, without the rejects column.
+pub fn kept_schema(input: &Schema, opts: &SinkOptions) -> Result<(SchemaRef, Option<usize>)> {
+    let Some(r) = &opts.rejects else { return Ok((Arc::new(input.clone()), None)) };
+    let Ok(i) = input.index_of(&r.column) else {
+        return plan_err!(
+            "COPY to '{}' with rejects: the query has no column '{}' (the reason a row is rejected, NULL when kept); name it with 'reject_column'",
+            opts.location,
+            r.column
+        );
+    };
+    let keep: Vec<usize> = (0..input.fields().len()).filter(|&j| j != i).collect();
+    Ok((Arc::new(input.project(&keep)?), Some(i)))
+}
+
+impl SinkExec {
+    pub fn try_new(input: Arc<dyn ExecutionPlan>, opts: SinkOptions) -> Result<Self> {
+        kept_schema(&input.schema(), &opts)?;
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(written_schema()),
+            Partitioning::UnknownPartitioning(input.properties().partitioning.partition_count()),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        Ok(Self { input, opts, properties })
+    }
+
+    pub fn options(&self) -> &SinkOptions {
+        &self.opts
+    }
+}
+
+impl DisplayAs for SinkExec {
+    fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let layout = if source_groups(&self.input).is_some() { "source" } else { "partition" };
+        write!(f, "{NAME}: location={}, layout={layout}", self.opts.location)?;
+        if let Some(r) = &self.opts.rejects {
+            write!(f, ", rejects={} ({})", r.location, r.column)?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for SinkExec {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn apply_expressions(&self, _: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    // Files follow the input's partitions and order; splitting partitions would mix sources.
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        _: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match (children.pop(), children.is_empty()) {
+            (Some(input), true) => Ok(Arc::new(Self::try_new(input, self.opts.clone())?)),
+            _ => exec_err!("{NAME} takes exactly one input"),
+        }
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let (input, opts) = (Arc::clone(&self.input), self.opts.clone());
+        let written = async move {
+            let files = write_partition(input, partition, context, &opts).await?;
+            let json = files.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(external)?;
+            Ok(RecordBatch::try_new(written_schema(), vec![Arc::new(StringArray::from(json))])?)
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(written_schema(), futures::stream::once(written))))
+    }
+}
+
+fn writer() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{} pid {}", host.trim(), std::process::id())
+}
+
+/// Where one partition writes: the main directory, and the rejects directory with the index of
+/// the reason column.
+struct Targets {
+    kept: Target,
+    rejects: Option<(Target, usize)>,
+}
+
+impl Targets {
+    fn new(context: &TaskContext, input: &Schema, opts: &SinkOptions) -> Result<Self> {
+        let runtime = context.runtime_env();
+        let props = writer_properties(opts)?;
+        let (schema, column) = kept_schema(input, opts)?;
+        let (store, dir) = store_and_dir(&runtime, &opts.location)?;
+        let kept = Target { store, dir, schema, props: props.clone() };
+        let rejects = match (&opts.rejects, column) {
+            (Some(r), Some(i)) => {
+                let (store, dir) = store_and_dir(&runtime, &r.location)?;
+                Some((Target { store, dir, schema: Arc::new(input.clone()), props }, i))
+            }
+            _ => None,
+        };
+        Ok(Self { kept, rejects })
+    }
+
+    fn unit(&self, name: Option<String>) -> Unit {
+        Unit::new(&self.kept, self.rejects.as_ref(), name)
+    }
+}
+
+fn written(records: (Option<FileRecord>, Option<FileRecord>), layout: Layout, source: Option<(&str, u64)>, resumed: bool) -> Vec<WrittenFile> {
+    let (kept, rejected) = records;
+    let one = |record: FileRecord, rejects: bool| WrittenFile {
+        rejects,
+        record: FileRecord { source: source.map(|s| s.0.to_string()), ..record },
+        layout,
+        source_rows: source.map(|s| s.1),
+        writer: writer(),
+        resumed,
+    };
+    kept.map(|r| one(r, false)).into_iter().chain(rejected.map(|r| one(r, true))).collect()
+}
+
+async fn write_partition(
+    input: Arc<dyn ExecutionPlan>,
+    partition: usize,
+    context: Arc<TaskContext>,
+    opts: &SinkOptions,
+) -> Result<Vec<WrittenFile>> {
+    let targets = Targets::new(&context, &input.schema(), opts)?;
+    let Some(groups) = source_groups(&input) else {
+        let mut stream = input.execute(partition, context)?;
+        let mut unit = targets.unit(None);
+        while let Some(batch) = stream.try_next().await? {
+            unit.write(&batch).await?;
+        }
+        return Ok(written(unit.finish().await?, Layout::Partition, None, false));
+    };
+    // This task's input files, with sizes. Ballista hands each task a plan restricted to its own
+    // partitions, so nothing here may depend on the other partitions' files.
+    let mine: BTreeMap<&str, u64> = groups.get(partition).into_iter().flatten().map(|f| (f.uri.as_str(), f.size)).collect();
+
+    let kept = &targets.kept;
+    let folder = journal::folder(&kept.dir, &opts.run_key);
+    let rejects = targets.rejects.as_ref().map(|(t, _)| (&t.store, &t.dir));
+    let mut committed = journal::read(&kept.store, &folder, &kept.dir, rejects).await?;
+    committed.retain(|source, e| mine.get(source.as_str()) == Some(&e.source_size));
+    let mut out = Vec::new();
+    for e in committed.values() {
+        out.extend(written((e.kept.clone(), e.rejects.clone()), Layout::Source, Some((&e.source, e.source_rows)), true));
+    }
+    let skip: BTreeSet<String> = committed.into_keys().collect();
+    let input = if skip.is_empty() { input } else { without_files(&input, &skip)? };
+
+    let column = input.schema().index_of(SOURCE_COLUMN)?;
+    let mut stream = input.execute(partition, context)?;
+    // Rows read from each file before this task: counters are per process and outlive a job.
+    let before: BTreeMap<&str, u64> = mine.keys().map(|s| (*s, progress::source_rows(s))).collect();
+    let mut current: Option<(String, u64, Unit)> = None;
+    let mut finished = BTreeSet::new();
+    let finish = |source: String, rows_before: u64, unit: Unit| {
+        let (store, folder) = (Arc::clone(&kept.store), folder.clone());
+        let source_size = mine.get(source.as_str()).copied().unwrap_or(0);
+        async move {
+            let (kept, rejects) = unit.finish().await?;
+            let source_rows = progress::source_rows(&source) - rows_before;
+            let name = source_part_name(&source);
+            let entry = Entry { source_size, source, source_rows, kept, rejects };
+            journal::record(&store, &folder, &name, &entry).await?;
+            Ok::<_, DataFusionError>(written((entry.kept, entry.rejects), Layout::Source, Some((&entry.source, source_rows)), false))
+        }
+    };
+    while let Some(batch) = stream.try_next().await? {
+        for (source, rows) in runs_by_source(&batch, column) {
+            let Some(source) = source.filter(|s| mine.contains_key(s.as_str())) else {
+                return exec_err!(
+                    "{NAME}: a row's _source is not one of this partition's input files ({}); keep _source as the reader gives it, or rename the column",
+                    rows.column(column).as_any().downcast_ref::<StringArray>().filter(|a| a.is_valid(0)).map_or("NULL", |a| a.value(0))
+                );
+            };
+            if current.as_ref().is_none_or(|(s, _, _)| *s != source) {
+                if finished.contains(&source) {
+                    return exec_err!("{NAME}: rows of '{source}' arrived out of order; tokq cannot write source-aligned files for this plan");
+                }
+                if let Some((s, before, unit)) = current.take() {
+                    out.extend(finish(s.clone(), before, unit).await?);
+                    finished.insert(s);
+                }
+                current = Some((source.clone(), before[source.as_str()], targets.unit(Some(source_part_name(&source)))));
+            }
+            if let Some((_, _, unit)) = &mut current {
+                unit.write(&rows).await?;
+            }
+        }
+    }
+    if let Some((s, before, unit)) = current.take() {
+        out.extend(finish(s, before, unit).await?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,288 @@
+//! Writing one part file: Parquet through a hashing, counting writer to a hidden temporary name,
+//! renamed into place when complete.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch, UInt8Array};
+use datafusion::arrow::compute::kernels::boolean::not;
+use datafusion::arrow::compute::{filter_record_batch, is_not_null, BatchCoalescer};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::file_options::parquet_writer::parse_compression_string;
+use datafusion::error::Result;
+use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
+use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::file::metadata::KeyValue;
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::parquet::schema::types::ColumnPath;
+use futures::future::BoxFuture;
+use object_store::buffered::BufWriter;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use sha2::{Digest, Sha256};
+
+use super::{external, FileRecord, SinkOptions, TMP_SUFFIX};
+
+/// Rows per write into the Parquet writer. The writer cuts pages and row groups at boundaries
+/// that depend on how rows arrive, so rows always arrive in slices of this size counted from
+/// the start of the file: the same rows then give the same bytes, however the plan batched them.
+pub const WRITE_ROWS: usize = 1024;
+
+pub fn writer_properties(opts: &SinkOptions) -> Result<WriterProperties> {
+    let metadata = opts.metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
+    Ok(WriterProperties::builder()
+        .set_compression(parse_compression_string(&opts.compression)?)
+        .set_max_row_group_row_count(Some(opts.max_row_group_rows))
+        .set_max_row_group_bytes(Some(opts.max_row_group_bytes))
+        // Token ids have too many distinct values for a dictionary to pay: plain pages are
+        // smaller after zstd and decode faster (python/bench/read_throughput.py).
+        .set_column_dictionary_enabled(ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]), false)
+        .set_key_value_metadata(Some(metadata))
+        .build())
+}
+
+/// Counts bytes and hashes them on their way to the object store.
+struct HashingWriter {
+    inner: BufWriter,
+    hash: Sha256,
+    bytes: u64,
+}
+
+impl AsyncFileWriter for HashingWriter {
+    fn write(&mut self, bs: Bytes) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
+        self.hash.update(&bs);
+        self.bytes += bs.len() as u64;
+        AsyncFileWriter::write(&mut self.inner, bs)
+    }
+
+    fn complete(&mut self) -> BoxFuture<'_, datafusion::parquet::errors::Result<()>> {
+        AsyncFileWriter::complete(&mut self.inner)
+    }
+}
+
+/// (tokens, padding) in a batch. Tokens are the ones of `attention_mask`, else the sum of
+/// `n_tokens`, else the lengths of `input_ids`; padding is what else `input_ids` holds.
+pub fn tokens_in(batch: &RecordBatch) -> (u64, u64) {
+    let slots = batch.column_by_name("input_ids").and_then(|c| c.as_any().downcast_ref::<ListArray>()).map(|ids| {
+        let o = ids.value_offsets();
+        (o[o.len() - 1] - o[0]) as u64
+    });
+    let mask = batch.column_by_name("attention_mask").and_then(|c| c.as_any().downcast_ref::<ListArray>()).map(|m| {
+        let ones = m.values().as_any().downcast_ref::<UInt8Array>().map(|v| v.values().iter().map(|&x| u64::from(x)).sum());
+        ones.unwrap_or(0)
+    });
+    let counted = batch.column_by_name("n_tokens").and_then(|c| c.as_any().downcast_ref::<Int64Array>()).map(|a| {
+        a.iter().flatten().map(|n| n.max(0) as u64).sum::<u64>()
+    });
+    let tokens = mask.or(counted).or(slots).unwrap_or(0);
+    (tokens, slots.unwrap_or(tokens).saturating_sub(tokens))
+}
+
+/// Where and how the files of one output directory are written.
+#[derive(Clone)]
+pub struct Target {
+    pub store: Arc<dyn ObjectStore>,
+    pub dir: Path,
+    pub schema: SchemaRef,
+    pub props: WriterProperties,
+}
+
+struct Open {
+    tmp: Path,
+    writer: AsyncArrowWriter<HashingWriter>,
+    rows: u64,
+    tokens: u64,
+    padding: u64,
+}
+
+/// One part file. Nothing is created until the first row arrives. A part without a name is
+/// named by its content (`part-` and 16 hex digits of its sha256), so that no two attempts at a
+/// partition ever write the same name with different bytes.
+pub struct Part {
+    target: Target,
+    name: Option<String>,
+    chunks: BatchCoalescer,
+    open: Option<Open>,
+}
+
+impl Part {
+    pub fn new(target: &Target, name: Option<String>) -> Self {
+        let chunks = BatchCoalescer::new(Arc::clone(&target.schema), WRITE_ROWS);
+        Self { target: target.clone(), name, chunks, open: None }
+    }
+
+    pub async fn write(&mut self, batch: RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.chunks.push_batch(batch)?;
+        self.drain().await
+    }
+
+    async fn drain(&mut self) -> Result<()> {
+        while let Some(chunk) = self.chunks.next_completed_batch() {
+            let open = match &mut self.open {
+                Some(o) => o,
+                None => self.open.insert(self.start()?),
+            };
+            open.rows += chunk.num_rows() as u64;
+            let (t, p) = tokens_in(&chunk);
+            open.tokens += t;
+            open.padding += p;
+            open.writer.write(&chunk).await?;
+        }
+        Ok(())
+    }
+
+    fn start(&self) -> Result<Open> {
+        // Unique per attempt: a retried task never writes into a file another attempt is writing.
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let name = self.name.as_deref().unwrap_or("part");
+        let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}{TMP_SUFFIX}", std::process::id()).as_str());
+        let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
+        let writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
+        Ok(Open { tmp, writer, rows: 0, tokens: 0, padding: 0 })
+    }
+
+    /// Completes the file and renames it into place. A part that got no rows leaves nothing and
+    /// returns `None`, unless `keep_empty` (an output's only file, which carries its schema).
+    pub async fn finish(mut self, keep_empty: bool) -> Result<Option<FileRecord>> {
+        self.chunks.finish_buffered_batch()?;
+        self.drain().await?;
+        let open = match self.open.take() {
+            Some(o) => o,
+            None if keep_empty => self.start()?,
+            None => return Ok(None),
+        };
+        let Open { tmp, mut writer, rows, tokens, padding } = open;
+        writer.finish().await?;
+        let sink = writer.into_inner();
+        let sha256 = hex::encode(sink.hash.finalize());
+        let name = self.name.unwrap_or_else(|| format!("part-{}.parquet", &sha256[..16]));
+        let path = self.target.dir.clone().join(name.as_str());
+        self.target.store.rename(&tmp, &path).await.map_err(external)?;
+        Ok(Some(FileRecord {
+            path: name,
+            rows,
+            tokens,
+            padding_tokens: padding,
+            bytes: sink.bytes,
+            sha256,
+            source: None,
+        }))
+    }
+}
+
+/// The kept part and, with a rejects target, the rejected part of one unit of output.
+pub struct Unit {
+    kept: Part,
+    rejected: Option<(Part, usize)>,
+}
+
+impl Unit {
+    pub fn new(kept: &Target, rejected: Option<&(Target, usize)>, name: Option<String>) -> Self {
+        Self { kept: Part::new(kept, name.clone()), rejected: rejected.map(|(t, column)| (Part::new(t, name), *column)) }
+    }
+
+    pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        match &mut self.rejected {
+            None => self.kept.write(batch.clone()).await,
+            Some((part, column)) => {
+                let rejected = is_not_null(batch.column(*column).as_ref())?;
+                let kept = filter_record_batch(batch, &not(&rejected)?)?;
+                let keep_columns: Vec<usize> = (0..batch.num_columns()).filter(|i| i != column).collect();
+                part.write(filter_record_batch(batch, &rejected)?).await?;
+                self.kept.write(kept.project(&keep_columns)?).await
+            }
+        }
+    }
+
+    /// (kept, rejected) records of the files that got rows.
+    pub async fn finish(self) -> Result<(Option<FileRecord>, Option<FileRecord>)> {
+        let kept = self.kept.finish(false).await?;
+        let rejected = match self.rejected {
+            Some((part, _)) => part.finish(false).await?,
+            None => None,
+        };
+        Ok((kept, rejected))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{ListBuilder, StringArray, UInt32Builder};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use object_store::local::LocalFileSystem;
+
+    fn batch(schema: &SchemaRef, from: usize, n: usize) -> RecordBatch {
+        let text = StringArray::from_iter_values((from..from + n).map(|i| format!("doc {i} {}", "x".repeat(i % 97))));
+        let mut ids = ListBuilder::new(UInt32Builder::new());
+        for i in from..from + n {
+            ids.values().append_slice(&(0..(i % 300) as u32).collect::<Vec<_>>());
+            ids.append(true);
+        }
+        RecordBatch::try_new(Arc::clone(schema), vec![Arc::new(text), Arc::new(ids.finish())]).unwrap()
+    }
+
+    async fn write_in(dir: &std::path::Path, name: &str, sizes: &[usize]) -> (FileRecord, Vec<u8>) {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("text", DataType::Utf8, false),
+            Field::new("input_ids", DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, true))), true),
+        ]));
+        let opts = SinkOptions {
+            location: String::new(),
+            compression: "zstd(3)".into(),
+            max_row_group_rows: 3000,
+            max_row_group_bytes: 200_000,
+            rejects: None,
+            metadata: vec![("k".into(), "v".into())],
+            run_key: String::new(),
+        };
+        let target = Target {
+            store: Arc::new(LocalFileSystem::new()),
+            dir: Path::from_filesystem_path(dir).unwrap(),
+            schema: Arc::clone(&schema),
+            props: writer_properties(&opts).unwrap(),
+        };
+        let mut part = Part::new(&target, Some(name.into()));
+        let mut at = 0;
+        for &n in sizes {
+            part.write(batch(&schema, at, n)).await.unwrap();
+            at += n;
+        }
+        let record = part.finish(false).await.unwrap().unwrap();
+        (record, std::fs::read(dir.join(name)).unwrap())
+    }
+
+    #[tokio::test]
+    async fn the_same_rows_give_the_same_bytes_however_they_are_batched() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, bytes_a) = write_in(dir.path(), "a.parquet", &[10_000]).await;
+        let (b, bytes_b) = write_in(dir.path(), "b.parquet", &[1, 999, 37, 4000, 2963, 2000]).await;
+        let (c, bytes_c) = write_in(dir.path(), "c.parquet", &[8192, 1808]).await;
+        assert_eq!(a.rows, 10_000);
+        assert!(bytes_a == bytes_b && bytes_b == bytes_c, "bytes differ with batching");
+        assert_eq!((a.sha256.clone(), a.bytes), (b.sha256, b.bytes));
+        assert_eq!(a.sha256, c.sha256);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        assert!(left.iter().all(|n| !n.ends_with(TMP_SUFFIX)), "{left:?}");
+    }
+
+    #[tokio::test]
+    async fn a_part_without_rows_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target {
+            store: Arc::new(LocalFileSystem::new()),
+            dir: Path::from_filesystem_path(dir.path()).unwrap(),
+            schema: Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false)])),
+            props: WriterProperties::default(),
+        };
+        assert!(Part::new(&target, Some("p.parquet".into())).finish(false).await.unwrap().is_none());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let empty = Part::new(&target, None).finish(true).await.unwrap().unwrap();
+        assert_eq!(empty.rows, 0);
+        assert_eq!(empty.path, format!("part-{}.parquet", &empty.sha256[..16]));
+        assert!(dir.path().join(&empty.path).exists());
+    }
+}
