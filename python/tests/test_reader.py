@@ -96,7 +96,8 @@ def test_refuses_another_tokenizer(packed):
 
 
 def test_refuses_another_format_version(packed, tmp_path):
-    table = pq.read_table(packed / "part-00000.parquet")
+    first = json.loads((packed / "_tokq_manifest.json").read_text())["files"][0]["path"]
+    table = pq.read_table(packed / first)
     meta = dict(table.schema.metadata or {})
     meta[b"tokq.format_version"] = b"99"
     pq.write_table(table.replace_schema_metadata(meta), tmp_path / "part-00000.parquet")

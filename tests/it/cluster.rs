@@ -1,11 +1,13 @@
 //! A real cluster on 127.0.0.1: `tokq scheduler` and two `tokq executor` processes.
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use crate::durability::Job;
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -15,7 +17,7 @@ fn free_port() -> u16 {
 pub struct Cluster {
     pub port: u16,
     children: Vec<Child>,
-    _logs: tempfile::TempDir,
+    logs: tempfile::TempDir,
 }
 
 impl Drop for Cluster {
@@ -27,10 +29,49 @@ impl Drop for Cluster {
     }
 }
 
-fn spawn(logs: &std::path::Path, name: &str, args: &[String]) -> Child {
+impl Cluster {
+    pub fn url(&self) -> String {
+        format!("df://127.0.0.1:{}", self.port)
+    }
+
+    pub fn executor_pids(&self) -> Vec<u32> {
+        self.children[1..].iter().map(Child::id).collect()
+    }
+
+    /// `kill -9` of executor `i`.
+    pub fn kill_executor(&mut self, i: usize) {
+        let c = &mut self.children[1 + i];
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+
+    /// Every process's log.
+    pub fn logs(&self) -> String {
+        let mut all = String::new();
+        for e in std::fs::read_dir(self.logs.path()).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "log") {
+                all.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+        all
+    }
+}
+
+/// How to start a cluster beyond its size.
+#[derive(Default)]
+pub struct Setup<'a> {
+    /// Environment of the scheduler and executors.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Heartbeats every second and executors declared dead after 4 s.
+    pub fast_failover: bool,
+}
+
+fn spawn(logs: &std::path::Path, name: &str, args: &[String], env: &[(&str, &str)]) -> Child {
     let log = std::fs::File::create(logs.join(format!("{name}.log"))).unwrap();
     Command::new(env!("CARGO_BIN_EXE_tokq"))
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
@@ -47,31 +88,38 @@ fn executors_registered(port: u16) -> usize {
 }
 
 pub fn start(executors: usize) -> Cluster {
+    start_with(executors, Setup::default())
+}
+
+pub fn start_with(executors: usize, setup: Setup) -> Cluster {
     let logs = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut children = vec![spawn(logs.path(), "scheduler", &["scheduler".into(), "--bind-port".into(), port.to_string()])];
+    let mut scheduler = vec!["scheduler".to_string(), "--bind-port".into(), port.to_string()];
+    if setup.fast_failover {
+        scheduler.extend(["--executor-timeout-seconds", "4", "--expire-dead-executor-interval-seconds", "1"].map(String::from));
+    }
+    let mut children = vec![spawn(logs.path(), "scheduler", &scheduler, setup.env)];
     for i in 0..executors {
         let work = logs.path().join(format!("work{i}"));
         std::fs::create_dir_all(&work).unwrap();
-        children.push(spawn(
-            logs.path(),
-            &format!("executor{i}"),
-            &[
-                "executor".into(), "--scheduler-port".into(), port.to_string(),
-                "--scheduler-host".into(), "127.0.0.1".into(),
-                "--bind-port".into(), free_port().to_string(),
-                "--bind-grpc-port".into(), free_port().to_string(),
-                "--vcores".into(), "1".into(),
-                "--work-dir".into(), work.display().to_string(),
-            ],
-        ));
+        let mut args: Vec<String> = vec![
+            "executor".into(), "--scheduler-port".into(), port.to_string(),
+            "--scheduler-host".into(), "127.0.0.1".into(),
+            "--bind-port".into(), free_port().to_string(),
+            "--bind-grpc-port".into(), free_port().to_string(),
+            "--vcores".into(), "1".into(),
+            "--work-dir".into(), work.display().to_string(),
+        ];
+        if setup.fast_failover {
+            args.extend(["--heartbeat-interval-seconds", "1"].map(String::from));
+        }
+        children.push(spawn(logs.path(), &format!("executor{i}"), &args, setup.env));
     }
-    let cluster = Cluster { port, children, _logs: logs };
+    let cluster = Cluster { port, children, logs };
     let deadline = Instant::now() + Duration::from_secs(60);
     while executors_registered(port) < executors {
         if Instant::now() > deadline {
-            let log = |n: &str| std::fs::read_to_string(cluster._logs.path().join(n)).unwrap_or_default();
-            panic!("executors did not register:\n{}\n{}", log("scheduler.log"), log("executor0.log"));
+            panic!("executors did not register:\n{}", cluster.logs());
         }
         std::thread::sleep(Duration::from_millis(300));
     }
@@ -84,7 +132,7 @@ fn quickstart_on_a_two_executor_cluster_equals_the_local_run() {
     let tmp = tempfile::tempdir().unwrap();
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
     tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("output={}/", local.display())]);
-    let url = format!("df://127.0.0.1:{}", cluster.port);
+    let url = cluster.url();
     let stdout = tokq_ok(&[
         "run", "--cluster", &url, "queries/quickstart.sql", "--quiet", "--partitions", "2",
         "--set", &format!("output={}/", remote.display()),
@@ -154,4 +202,59 @@ fn dedup_on_a_two_executor_cluster_gives_the_local_clusters() {
     assert_eq!(a, b);
     let kept = |d: &std::path::Path| read_output(&d.join("out")).batch.num_rows();
     assert_eq!(kept(&local), kept(&remote));
+}
+
+#[test]
+fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 6, 150);
+    job.run(&["--partitions", "2"], &[]);
+    let local = job.snapshot();
+    job.clear();
+    let cluster = start(2);
+    let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
+    assert!(job.snapshot() == local, "the cluster's files differ from the local run's");
+    let writers: BTreeSet<String> = stats["outputs"][0]["writers"].as_object().unwrap().keys().cloned().collect();
+    let executors: BTreeSet<String> = cluster.executor_pids().iter().map(|p| format!(" pid {p}")).collect();
+    assert_eq!(writers.len(), 2, "both executors write: {writers:?}");
+    for w in &writers {
+        assert!(executors.iter().any(|e| w.ends_with(e.as_str())), "{w} is not an executor ({executors:?})");
+    }
+}
+
+#[test]
+fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 16, 700);
+    job.run(&["--partitions", "2"], &[]);
+    let clean = job.snapshot();
+    job.clear();
+    let mut cluster = start_with(2, Setup { fast_failover: true, ..Setup::default() });
+    let url = cluster.url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(job.args())
+        .args(["--cluster", &url, "--partitions", "4"])
+        .current_dir(repo_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while job.journal_entries() == 0 && child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "no file committed in 120 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "the job finished before an executor could be killed; make the corpus larger");
+    cluster.kill_executor(1);
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the job did not finish within 180 s of losing an executor:\n{}", cluster.logs());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), cluster.logs());
+    assert!(job.snapshot() == clean, "output after losing an executor differs from the clean run");
 }

@@ -104,3 +104,96 @@ pub fn rows(batch: &RecordBatch) -> Vec<(String, String, i64, Vec<u32>)> {
     out.sort();
     out
 }
+
+/// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
+pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tokq");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("tokq {args:?} did not finish in {secs} s:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "tokq {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// `files` JSONL files of synthetic English-like documents (some long and clean, some short or
+/// repetitive, so that quality filters keep some and reject others), `docs` per file. Returns a
+/// glob over them.
+pub fn synthetic_corpus(dir: &Path, files: usize, docs: usize) -> String {
+    const WORDS: &[&str] = &[
+        "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on", "not",
+        "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "had", "they", "you", "were",
+        "river", "city", "music", "history", "paper", "language", "market", "station", "garden", "system", "winter",
+        "people", "north", "engine", "theory", "village", "council", "animal", "century", "record", "island", "road",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    for f in 0..files {
+        let mut out = String::new();
+        for d in 0..docs {
+            let lines = match d % 7 {
+                0 => 1,
+                1 => 3,
+                _ => 6 + next(20),
+            };
+            let mut text = String::new();
+            for l in 0..lines {
+                let line = if d % 11 == 5 && l > 0 {
+                    "the same line again and again in this document.".to_string()
+                } else {
+                    let n = 8 + next(25);
+                    let words: Vec<&str> = (0..n).map(|_| WORDS[next(WORDS.len())]).collect();
+                    format!("{}.", words.join(" "))
+                };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            out.push_str(&serde_json::json!({"id": format!("f{f}-d{d}"), "text": text}).to_string());
+            out.push('\n');
+        }
+        std::fs::write(dir.join(format!("shard-{f:03}.jsonl")), out).unwrap();
+    }
+    format!("{}/*.jsonl", dir.display())
+}
+
+/// Every file directly in a directory, by name, with its bytes.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| (e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+/// A recipe with no exchange of rows: FineWeb's filters with rejects, then cl100k tokens.
+pub const FILTER_AND_TOKENIZE: &str = "
+CREATE VIEW judged AS
+SELECT id AS doc_id, _source, _row, text, quality_chain(text, 'fineweb') AS verdict
+FROM read_jsonl('${input}');
+
+COPY (
+  SELECT doc_id, _source, _row, verdict['filter_reason'] AS filter_reason,
+         tokenize(coalesce(verdict['text'], text), 'tiktoken:cl100k_base') AS input_ids
+  FROM judged
+) TO '${output}' STORED AS PARQUET OPTIONS ('rejects' '${rejects}');
+";

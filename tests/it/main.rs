@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod dedup;
+mod durability;
 mod filters;
 mod lineage;
 mod pack;

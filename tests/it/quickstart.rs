@@ -86,7 +86,10 @@ fn rerun_replaces_stale_part_files() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(names, BTreeSet::from(["_tokq_manifest.json".to_string(), "part-00000.parquet".to_string()]));
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("o/_tokq_manifest.json")).unwrap()).unwrap();
+    let part = manifest["files"][0]["path"].as_str().unwrap().to_string();
+    assert!(manifest["files"][0]["source"].as_str().unwrap().ends_with("/queries/data/sample.jsonl"));
+    assert_eq!(names, BTreeSet::from(["_tokq_manifest.json".to_string(), part]));
 }
 
 #[test]
@@ -105,7 +108,8 @@ fn compression_and_row_group_options_apply() {
     tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--partitions", "1"]);
     let m = manifest(&tmp.path().join("o"));
     assert_eq!(m["compression"], "snappy");
-    let r = SerializedFileReader::new(std::fs::File::open(tmp.path().join("o/part-00000.parquet")).unwrap()).unwrap();
+    let part = tmp.path().join("o").join(m["files"][0]["path"].as_str().unwrap());
+    let r = SerializedFileReader::new(std::fs::File::open(part).unwrap()).unwrap();
     assert_eq!(r.metadata().num_row_groups(), 12);
     assert_eq!(r.metadata().row_group(0).column(0).compression(), Compression::SNAPPY);
 }

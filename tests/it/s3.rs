@@ -83,3 +83,99 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
     assert!(remote_rows.iter().all(|r| r.1.starts_with(&format!("s3://{BUCKET}/in/"))), "{:?}", remote_rows[0].1);
     assert_eq!(strip(remote_rows), strip(rows(&read_output(&local).batch)));
 }
+
+/// On a cluster: scheduler and executors get the store from their own environment.
+#[cfg(feature = "cluster")]
+mod on_a_cluster {
+    use super::*;
+
+    /// Unusual credentials, so that finding them anywhere means they leaked.
+    const KEY_ID: &str = "AKIATOKQLEAKCHECK7";
+    const SECRET: &str = "tokq-secret-4c1d9e77";
+
+    async fn download(store: &Arc<dyn ObjectStore>, prefix: &str, to: &std::path::Path) -> Vec<Vec<u8>> {
+        std::fs::create_dir_all(to).unwrap();
+        let manifest = store.get(&Path::from(format!("{prefix}/_tokq_manifest.json"))).await.unwrap().bytes().await.unwrap();
+        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        let mut all = vec![manifest.to_vec()];
+        for f in m["files"].as_array().unwrap() {
+            let name = f["path"].as_str().unwrap();
+            let bytes = store.get(&Path::from(format!("{prefix}/{name}"))).await.unwrap().bytes().await.unwrap();
+            std::fs::write(to.join(name), &bytes).unwrap();
+            all.push(bytes.to_vec());
+        }
+        all
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cluster_reads_and_writes_s3_and_credentials_stay_out_of_logs_plans_and_outputs() {
+        let Some(endpoint) = endpoint() else { return };
+        let env = [
+            ("AWS_ENDPOINT", endpoint.as_str()),
+            ("AWS_ALLOW_HTTP", "true"),
+            ("AWS_ACCESS_KEY_ID", KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", SECRET),
+            ("AWS_REGION", "us-east-1"),
+            ("RUST_LOG", "debug"),
+        ];
+        let store: Arc<dyn ObjectStore> = Arc::new(
+            AmazonS3Builder::new()
+                .with_bucket_name(BUCKET)
+                .with_endpoint(&endpoint)
+                .with_allow_http(true)
+                .with_region("us-east-1")
+                .with_access_key_id(KEY_ID)
+                .with_secret_access_key(SECRET)
+                .build()
+                .unwrap(),
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let job = crate::durability::Job::new(tmp.path(), FILTER_AND_TOKENIZE, 4, 100);
+        for e in std::fs::read_dir(tmp.path().join("in")).unwrap() {
+            let p = e.unwrap().path();
+            let key = format!("cluster/in/{}", p.file_name().unwrap().to_str().unwrap());
+            store.put(&Path::from(key), PutPayload::from(std::fs::read(&p).unwrap())).await.unwrap();
+        }
+        job.run(&["--partitions", "2"], &[]);
+
+        let cluster = crate::cluster::start_with(2, crate::cluster::Setup { env: &env, ..Default::default() });
+        let url = cluster.url();
+        let s3 = |k: &str| format!("s3://{BUCKET}/cluster/{k}");
+        let stats = tmp.path().join("s3-stats.json");
+        let args = [
+            "run", job.recipe.to_str().unwrap(), "--cluster", &url, "--partitions", "3",
+            "--set", &format!("input={}", s3("in/*.jsonl")), "--set", &format!("output={}/", s3("out")),
+            "--set", &format!("rejects={}/", s3("rejects")), "--stats-json", stats.to_str().unwrap(),
+        ];
+        let run = tokq_within(&args, &env, 300);
+        let explain = tokq_within(&["explain", job.recipe.to_str().unwrap(), "--cluster", &url, "--set", &format!("input={}", s3("in/*.jsonl")),
+            "--set", &format!("output={}/", s3("out")), "--set", &format!("rejects={}/", s3("rejects"))], &env, 120);
+
+        let (out, rejects) = (tmp.path().join("s3-out"), tmp.path().join("s3-rejects"));
+        let mut written = download(&store, "cluster/out", &out).await;
+        written.extend(download(&store, "cluster/rejects", &rejects).await);
+        let strip = |rows: Vec<(String, String, i64, Vec<u32>)>| -> Vec<(String, String, i64, Vec<u32>)> {
+            rows.into_iter().map(|(d, s, r, ids)| (d, s.rsplit('/').next().unwrap().to_string(), r, ids)).collect()
+        };
+        let remote = rows(&read_output(&out).batch);
+        assert!(remote.iter().all(|r| r.1.starts_with(&s3("in/"))), "{}", remote[0].1);
+        assert_eq!(strip(remote), strip(rows(&read_output(&job.out).batch)));
+        let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        assert_eq!(s["outputs"][0]["writers"].as_object().unwrap().len(), 2, "both executors write to S3: {s}");
+
+        let mut texts = vec![
+            ("cluster logs", cluster.logs().into_bytes()),
+            ("client stdout", run.stdout.clone()),
+            ("client stderr", run.stderr.clone()),
+            ("explain", explain.stdout.clone()),
+            ("stats", std::fs::read(&stats).unwrap()),
+        ];
+        texts.extend(written.into_iter().map(|b| ("an output file", b)));
+        assert!(texts[0].1.len() > 10_000, "debug logs expected");
+        for (what, bytes) in &texts {
+            for secret in [SECRET, KEY_ID] {
+                assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} appears in {what}");
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Deterministic output, and local runs that survive `kill -9`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+pub struct Job {
+    pub recipe: PathBuf,
+    pub input: String,
+    pub out: PathBuf,
+    pub rejects: PathBuf,
+}
+
+impl Job {
+    pub fn new(dir: &Path, recipe: &str, files: usize, docs: usize) -> Self {
+        Self {
+            recipe: write(dir, "recipe.sql", recipe),
+            input: synthetic_corpus(&dir.join("in"), files, docs),
+            out: dir.join("out"),
+            rejects: dir.join("rejects"),
+        }
+    }
+
+    pub fn args(&self) -> Vec<String> {
+        let mut a = vec!["run".to_string(), self.recipe.display().to_string(), "--quiet".into()];
+        for (k, v) in [("input", self.input.clone()), ("output", format!("{}/", self.out.display())), ("rejects", format!("{}/", self.rejects.display()))] {
+            a.push("--set".into());
+            a.push(format!("{k}={v}"));
+        }
+        a
+    }
+
+    /// Runs to the end with extra arguments and environment; returns the stats.
+    pub fn run(&self, extra: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+        let stats = self.out.with_extension("stats.json");
+        let mut args = self.args();
+        args.extend(["--stats-json".to_string(), stats.display().to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        tokq_within(&args.iter().map(String::as_str).collect::<Vec<_>>(), env, 300);
+        serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap()
+    }
+
+    /// Both output directories, file by file.
+    pub fn snapshot(&self) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, Vec<u8>>) {
+        (snapshot(&self.out), snapshot(&self.rejects))
+    }
+
+    pub fn clear(&self) {
+        let _ = std::fs::remove_dir_all(&self.out);
+        let _ = std::fs::remove_dir_all(&self.rejects);
+    }
+
+    /// Committed source files so far.
+    pub fn journal_entries(&self) -> usize {
+        walk(&self.out.join("_tokq_journal")).len()
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
+    entries.flat_map(|e| {
+        let p = e.unwrap().path();
+        if p.is_dir() { walk(&p) } else { vec![p] }
+    }).collect()
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn output_bytes_do_not_depend_on_partitions_or_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 6, 150);
+    job.run(&["--partitions", "1"], &[("TOKIO_WORKER_THREADS", "1")]);
+    let reference = job.snapshot();
+    let m = manifest(&job.out);
+    assert_eq!(m["layout"], "source");
+    assert_eq!(m["files"].as_array().unwrap().len(), 6);
+    assert!(m["files"][0]["source"].as_str().unwrap().ends_with(".jsonl"));
+    assert!(manifest(&job.rejects)["rows"].as_u64().unwrap() > 0, "the corpus must have rejects");
+    for (partitions, threads) in [("4", "1"), ("3", "3"), ("16", "2")] {
+        job.clear();
+        job.run(&["--partitions", partitions], &[("TOKIO_WORKER_THREADS", threads)]);
+        assert!(job.snapshot() == reference, "output differs with {partitions} partitions on {threads} threads");
+    }
+}
+
+#[test]
+fn a_plan_that_exchanges_rows_gives_the_same_rows_as_a_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The join with an aggregate hashes rows across partitions: which file holds a row, and in
+    // which order, depends on the partitions; the rows do not.
+    let recipe = "
+        CREATE VIEW docs AS SELECT id AS doc_id, _source, _row, text FROM read_jsonl('${input}');
+        COPY (
+          SELECT d.doc_id, d._source, d._row, tokenize(d.text, 'tiktoken:cl100k_base') AS input_ids
+          FROM docs d JOIN (SELECT _source, count(*) AS n FROM docs GROUP BY _source) c ON d._source = c._source
+        ) TO '${output}' STORED AS PARQUET;";
+    let job = Job::new(tmp.path(), recipe, 4, 60);
+    job.run(&["--partitions", "1"], &[]);
+    assert_eq!(manifest(&job.out)["layout"], "partition");
+    let one = rows(&read_output(&job.out).batch);
+    job.clear();
+    job.run(&["--partitions", "3"], &[]);
+    assert_eq!(rows(&read_output(&job.out).batch), one);
+    assert_eq!(one.len(), 240);
+}
+
+/// Every visible Parquet file reads to its end: nothing partial is ever in place.
+fn assert_only_whole_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "parquet") {
+            read_output_file(&p);
+        }
+    }
+}
+
+#[test]
+fn kill_9_mid_copy_then_rerun_gives_the_uninterrupted_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 24, 700);
+    job.run(&["--partitions", "2"], &[]);
+    let reference = job.snapshot();
+    job.clear();
+
+    let mut resumed_any = false;
+    // Two interrupted attempts, on different partition counts, then a run to the end.
+    for (attempt, partitions) in [(1usize, "1"), (2, "2")] {
+        let args = job.args();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
+            .args(&args)
+            .args(["--partitions", partitions])
+            .current_dir(repo_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        // Kill once this attempt has committed a file of its own, a little later each time.
+        let target = job.journal_entries() + attempt;
+        while job.journal_entries() < target && child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "no progress");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(37 * attempt as u64));
+        assert!(child.try_wait().unwrap().is_none(), "the run finished before it could be killed; make the corpus larger");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!job.out.join("_tokq_manifest.json").exists(), "a manifest is visible after a crash");
+        assert_only_whole_files(&job.out);
+        assert_only_whole_files(&job.rejects);
+        resumed_any |= job.journal_entries() > 0;
+    }
+    assert!(resumed_any);
+    let stats = job.run(&["--partitions", "2"], &[]);
+    assert!(job.snapshot() == reference, "the rerun's output differs from an uninterrupted run");
+    let resumed = stats["outputs"][0]["resumed_files"].as_u64().unwrap();
+    assert!(resumed >= 2, "committed files were written again: {stats}");
+    // Every input row is still accounted for, resumed sources included.
+    let a = &stats["accounting"][0];
+    assert_eq!(a["input_rows"].as_u64(), Some(24 * 700));
+    assert_eq!(a["kept"].as_u64().unwrap() + a["rejected"].as_u64().unwrap(), 24 * 700);
+    assert!(!job.out.join("_tokq_journal").exists(), "the journal is removed after the commit");
+}
