@@ -107,6 +107,7 @@ pub fn rows(batch: &RecordBatch) -> Vec<(String, String, i64, Vec<u32>)> {
 
 /// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
 pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+    use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
         .args(args)
         .envs(env.iter().copied())
@@ -115,16 +116,29 @@ pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run tokq");
+    // Drained as it runs: a full pipe would stop the child.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("tokq {args:?} did not finish in {secs} s:\n{}", String::from_utf8_lossy(&out.stderr));
+            let _ = child.wait();
+            panic!("tokq {args:?} did not finish in {secs} s:\n{}", String::from_utf8_lossy(&stderr.join().unwrap()));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    };
+    let out = Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() };
     assert!(out.status.success(), "tokq {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out
 }
