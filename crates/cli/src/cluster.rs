@@ -77,6 +77,7 @@ pub struct ExecutorArgs {
     pub scheduler_host: String,
     pub scheduler_port: u16,
     pub bind_host: String,
+    pub external_host: String,
     pub bind_port: u16,
     pub grpc_port: u16,
     pub vcores: Option<usize>,
@@ -90,8 +91,8 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
     let mut config = ExecutorProcessConfig {
         scheduler_host: a.scheduler_host,
         scheduler_port: a.scheduler_port,
-        bind_host: a.bind_host.clone(),
-        external_host: Some(a.bind_host),
+        bind_host: a.bind_host,
+        external_host: Some(a.external_host),
         port: a.bind_port,
         grpc_port: a.grpc_port,
         work_dir: a.work_dir,

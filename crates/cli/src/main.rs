@@ -54,6 +54,10 @@ enum Cmd {
         scheduler_port: u16,
         #[arg(long, default_value = "127.0.0.1")]
         bind_host: String,
+        /// The address the scheduler and other executors reach this executor at (default: the
+        /// bind host; give the pod or machine address when binding 0.0.0.0).
+        #[arg(long)]
+        external_host: Option<String>,
         /// Arrow Flight port (shuffle data).
         #[arg(short = 'p', long, default_value_t = 50051)]
         bind_port: u16,
@@ -201,6 +205,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             scheduler_host,
             scheduler_port,
             bind_host,
+            external_host,
             bind_port,
             bind_grpc_port,
             vcores,
@@ -211,6 +216,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tokq::cluster::run_executor(tokq::cluster::ExecutorArgs {
                 scheduler_host,
                 scheduler_port,
+                external_host: external_host.unwrap_or_else(|| bind_host.clone()),
                 bind_host,
                 bind_port,
                 grpc_port: bind_grpc_port,
