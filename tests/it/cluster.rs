@@ -231,30 +231,31 @@ fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
     job.clear();
     let mut cluster = start_with(2, Setup { fast_failover: true, ..Setup::default() });
     let url = cluster.url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
-        .args(job.args())
-        .args(["--cluster", &url, "--partitions", "4"])
-        .current_dir(repo_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_tokq"))
+            .args(job.args())
+            .args(["--cluster", &url, "--partitions", "4"])
+            .current_dir(repo_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(120);
-    while job.journal_entries() == 0 && child.try_wait().unwrap().is_none() {
+    while job.journal_entries() == 0 && child.0.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "no file committed in 120 s");
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(child.try_wait().unwrap().is_none(), "the job finished before an executor could be killed; make the corpus larger");
+    assert!(child.0.try_wait().unwrap().is_none(), "the job finished before an executor could be killed; make the corpus larger");
     cluster.kill_executor(1);
     let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the job did not finish within 180 s of losing an executor:\n{}", cluster.logs());
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
         }
+        assert!(Instant::now() < deadline, "the job did not finish within 180 s of losing an executor:\n{}", cluster.logs());
         std::thread::sleep(Duration::from_millis(100));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), cluster.logs());
+    };
+    assert!(status.success(), "the job failed after losing an executor:\n{}", cluster.logs());
     assert!(job.snapshot() == clean, "output after losing an executor differs from the clean run");
 }

@@ -211,3 +211,13 @@ COPY (
   FROM judged
 ) TO '${output}' STORED AS PARQUET OPTIONS ('rejects' '${rejects}');
 ";
+
+/// A child process that is killed if the test ends (or fails) before it does.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

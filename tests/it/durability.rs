@@ -133,25 +133,26 @@ fn kill_9_mid_copy_then_rerun_gives_the_uninterrupted_output() {
     // Two interrupted attempts, on different partition counts, then a run to the end.
     for (attempt, partitions) in [(1usize, "1"), (2, "2")] {
         let args = job.args();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
-            .args(&args)
-            .args(["--partitions", partitions])
-            .current_dir(repo_root())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = KillOnDrop(
+            Command::new(env!("CARGO_BIN_EXE_tokq"))
+                .args(&args)
+                .args(["--partitions", partitions])
+                .current_dir(repo_root())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
         let deadline = Instant::now() + Duration::from_secs(120);
         // Kill once this attempt has committed a file of its own, a little later each time.
         let target = job.journal_entries() + attempt;
-        while job.journal_entries() < target && child.try_wait().unwrap().is_none() {
+        while job.journal_entries() < target && child.0.try_wait().unwrap().is_none() {
             assert!(Instant::now() < deadline, "no progress");
             std::thread::sleep(Duration::from_millis(10));
         }
         std::thread::sleep(Duration::from_millis(37 * attempt as u64));
-        assert!(child.try_wait().unwrap().is_none(), "the run finished before it could be killed; make the corpus larger");
-        child.kill().unwrap();
-        child.wait().unwrap();
+        assert!(child.0.try_wait().unwrap().is_none(), "the run finished before it could be killed; make the corpus larger");
+        drop(child);
         assert!(!job.out.join("_tokq_manifest.json").exists(), "a manifest is visible after a crash");
         assert_only_whole_files(&job.out);
         assert_only_whole_files(&job.rejects);

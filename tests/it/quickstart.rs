@@ -122,5 +122,6 @@ fn explain_prints_plans_without_writing() {
     assert!(text.contains("-- statement 3"), "{text}");
     assert!(text.contains("file_type=jsonl"), "{text}");
     assert!(text.contains("logical plan:") && text.contains("physical plan:"), "{text}");
+    assert!(text.contains("SinkExec: location=") && text.contains("layout=source"), "{text}");
     assert!(!out.exists());
 }

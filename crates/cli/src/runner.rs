@@ -21,7 +21,7 @@ use tokq_udfs::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
 use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
 use crate::report::{Accounting, ComponentsStats, OutputStats, Progress, RunStats};
-use crate::sink::{self, ParquetTarget};
+use crate::sink::{self, ParquetTarget, PlanFacts};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}: statement {number} `{first_line}`: {cause}")]
@@ -251,7 +251,14 @@ impl Runner<'_> {
                 self.ctx.sql(&format!("CREATE VIEW {} AS SELECT {a} AS node, {a} AS component FROM {rel} WHERE false", c.name)).await?.collect().await?;
                 return Ok(format!("connected components of {rel} ({a}, {}) in rounds of SQL under {}\n", c.b, c.location));
             }
-            Kind::ParquetCopy(copy) => copy_source_sql(&copy),
+            Kind::ParquetCopy(copy) => {
+                // The writer's plan as it will run, so that the layout shows on the SinkExec line.
+                let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
+                let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
+                let logical = self.ctx.state().optimize(df.logical_plan())?;
+                let (plan, _) = sink::plan(self.ctx, df.into_unoptimized_plan(), target, PlanFacts::default(), &self.recipe.sha256(), "explain").await?;
+                return Ok(format!("logical plan:\n{}\nphysical plan:\n{}", logical.display_indent(), displayable(plan.as_ref()).indent(true)));
+            }
             Kind::Query => stmt.sql.clone(),
             Kind::Other => {
                 let plan = self.ctx.state().create_logical_plan(&stmt.sql).await?;
