@@ -208,9 +208,7 @@ fn dedup_on_a_two_executor_cluster_gives_the_local_clusters() {
 fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 6, 150);
-    job.run(&["--partitions", "2"], &[]);
-    let local = job.snapshot();
-    job.clear();
+    let local = job.reference();
     let cluster = start(2);
     let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
     assert!(job.snapshot() == local, "the cluster's files differ from the local run's");
@@ -226,27 +224,11 @@ fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
 fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
     let tmp = tempfile::tempdir().unwrap();
     let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 16, 700);
-    job.run(&["--partitions", "2"], &[]);
-    let clean = job.snapshot();
-    job.clear();
+    let clean = job.reference();
     let mut cluster = start_with(2, Setup { fast_failover: true, ..Setup::default() });
     let url = cluster.url();
-    let mut child = KillOnDrop(
-        Command::new(env!("CARGO_BIN_EXE_tokq"))
-            .args(job.args())
-            .args(["--cluster", &url, "--partitions", "4"])
-            .current_dir(repo_root())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while job.journal_entries() == 0 && child.0.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "no file committed in 120 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(child.0.try_wait().unwrap().is_none(), "the job finished before an executor could be killed; make the corpus larger");
+    let mut child = job.start(&["--cluster", &url, "--partitions", "4"]);
+    job.wait_for_commits(&mut child, 1);
     cluster.kill_executor(1);
     let deadline = Instant::now() + Duration::from_secs(180);
     let status = loop {

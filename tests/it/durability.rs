@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
+/// The main and rejects directories, file by file.
+pub type Snapshots = (BTreeMap<String, Vec<u8>>, BTreeMap<String, Vec<u8>>);
+
 pub struct Job {
     pub recipe: PathBuf,
     pub input: String,
@@ -44,13 +47,44 @@ impl Job {
     }
 
     /// Both output directories, file by file.
-    pub fn snapshot(&self) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, Vec<u8>>) {
+    pub fn snapshot(&self) -> Snapshots {
         (snapshot(&self.out), snapshot(&self.rejects))
+    }
+
+    /// An uninterrupted local run's files, after which the outputs are removed again.
+    pub fn reference(&self) -> Snapshots {
+        self.run(&["--partitions", "2"], &[]);
+        let files = self.snapshot();
+        self.clear();
+        files
     }
 
     pub fn clear(&self) {
         let _ = std::fs::remove_dir_all(&self.out);
         let _ = std::fs::remove_dir_all(&self.rejects);
+    }
+
+    /// Starts the job in the background.
+    pub fn start(&self, extra: &[&str]) -> KillOnDrop {
+        let child = Command::new(env!("CARGO_BIN_EXE_tokq"))
+            .args(self.args())
+            .args(extra)
+            .current_dir(repo_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        KillOnDrop(child)
+    }
+
+    /// Waits until `n` source files are committed, with the run still going.
+    pub fn wait_for_commits(&self, child: &mut KillOnDrop, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while self.journal_entries() < n && child.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "fewer than {n} files committed in 120 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(child.0.try_wait().unwrap().is_none(), "the run finished before it could be interrupted; make the corpus larger");
     }
 
     /// Committed source files so far.
@@ -125,31 +159,14 @@ fn assert_only_whole_files(dir: &Path) {
 fn kill_9_mid_copy_then_rerun_gives_the_uninterrupted_output() {
     let tmp = tempfile::tempdir().unwrap();
     let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 24, 700);
-    job.run(&["--partitions", "2"], &[]);
-    let reference = job.snapshot();
-    job.clear();
+    let reference = job.reference();
 
     let mut resumed_any = false;
     // Two interrupted attempts, on different partition counts, then a run to the end.
     for (attempt, partitions) in [(1usize, "1"), (2, "2")] {
-        let args = job.args();
-        let mut child = KillOnDrop(
-            Command::new(env!("CARGO_BIN_EXE_tokq"))
-                .args(&args)
-                .args(["--partitions", partitions])
-                .current_dir(repo_root())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let deadline = Instant::now() + Duration::from_secs(120);
-        // Kill once this attempt has committed a file of its own, a little later each time.
-        let target = job.journal_entries() + attempt;
-        while job.journal_entries() < target && child.0.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "no progress");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let mut child = job.start(&["--partitions", partitions]);
+        // Kill once this attempt has committed files of its own, a little later each time.
+        job.wait_for_commits(&mut child, job.journal_entries() + attempt);
         std::thread::sleep(Duration::from_millis(37 * attempt as u64));
         assert!(child.0.try_wait().unwrap().is_none(), "the run finished before it could be killed; make the corpus larger");
         drop(child);

@@ -21,20 +21,25 @@ fn endpoint() -> Option<String> {
     e
 }
 
+/// The test bucket, as the given credentials see it (moto accepts any).
+fn bucket(endpoint: &str, key_id: &str, secret: &str) -> Arc<dyn ObjectStore> {
+    Arc::new(
+        AmazonS3Builder::new()
+            .with_bucket_name(BUCKET)
+            .with_endpoint(endpoint)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_access_key_id(key_id)
+            .with_secret_access_key(secret)
+            .build()
+            .unwrap(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn quickstart_from_and_to_s3_equals_the_local_run() {
     let (Some(endpoint), Some(tok)) = (endpoint(), shared("tokenizers/gpt2/tokenizer.json")) else { return };
-    let store: Arc<dyn ObjectStore> = Arc::new(
-        AmazonS3Builder::new()
-            .with_bucket_name(BUCKET)
-            .with_endpoint(&endpoint)
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_access_key_id("test")
-            .with_secret_access_key("test")
-            .build()
-            .unwrap(),
-    );
+    let store = bucket(&endpoint, "test", "test");
     let root = repo_root();
     for (local, key) in [
         (root.join("queries/data/sample.jsonl"), "in/sample.jsonl"),
@@ -118,17 +123,7 @@ mod on_a_cluster {
             ("AWS_REGION", "us-east-1"),
             ("RUST_LOG", "debug"),
         ];
-        let store: Arc<dyn ObjectStore> = Arc::new(
-            AmazonS3Builder::new()
-                .with_bucket_name(BUCKET)
-                .with_endpoint(&endpoint)
-                .with_allow_http(true)
-                .with_region("us-east-1")
-                .with_access_key_id(KEY_ID)
-                .with_secret_access_key(SECRET)
-                .build()
-                .unwrap(),
-        );
+        let store = bucket(&endpoint, KEY_ID, SECRET);
         let tmp = tempfile::tempdir().unwrap();
         let job = crate::durability::Job::new(tmp.path(), FILTER_AND_TOKENIZE, 4, 100);
         for e in std::fs::read_dir(tmp.path().join("in")).unwrap() {
@@ -137,7 +132,6 @@ mod on_a_cluster {
             store.put(&Path::from(key), PutPayload::from(std::fs::read(&p).unwrap())).await.unwrap();
         }
         job.run(&["--partitions", "2"], &[]);
-
         let cluster = crate::cluster::start_with(2, crate::cluster::Setup { env: &env, ..Default::default() });
         let url = cluster.url();
         let s3 = |k: &str| format!("s3://{BUCKET}/cluster/{k}");
