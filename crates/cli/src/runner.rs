@@ -146,6 +146,18 @@ impl Runner<'_> {
         entries.iter().filter(|e| e.key.starts_with("tokq.")).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
     }
 
+    /// Plans a Parquet COPY through tokq's writer: its query's logical plan, the writer's plan and
+    /// what committing needs. The footer's facts load the tokenizers, which `explain` skips.
+    async fn plan_copy(&self, stmt: &Statement, copy: &CopyToStatement, with_facts: bool) -> Result<(LogicalPlan, Arc<dyn ExecutionPlan>, sink::Copy)> {
+        let target = ParquetTarget::new(&copy.target, &copy_options(copy))?;
+        let df = self.ctx.sql(&copy_source_sql(copy)).await?;
+        let facts = if with_facts { sink::plan_facts(df.logical_plan())? } else { PlanFacts::default() };
+        let input = df.into_unoptimized_plan();
+        let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
+        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.sha256(), &run_key).await?;
+        Ok((input, plan, planned))
+    }
+
     pub async fn run(&self) -> Result<RunStats, StatementError> {
         let started = Instant::now();
         progress::reset();
@@ -186,11 +198,7 @@ impl Runner<'_> {
                         "PARTITIONED BY is not supported by tokq's Parquet writer: write one COPY per partition value".into(),
                     ));
                 }
-                let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
-                let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
-                let facts = sink::plan_facts(df.logical_plan())?;
-                let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
-                let (plan, planned) = sink::plan(self.ctx, df.into_unoptimized_plan(), target, facts, &self.recipe.sha256(), &run_key).await?;
+                let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
                 let bar = Progress::start(&format!("statement {}", stmt.number), input_bytes(&plan), self.quiet);
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(&inputs);
@@ -253,10 +261,8 @@ impl Runner<'_> {
             }
             Kind::ParquetCopy(copy) => {
                 // The writer's plan as it will run, so that the layout shows on the SinkExec line.
-                let target = ParquetTarget::new(&copy.target, &copy_options(&copy))?;
-                let df = self.ctx.sql(&copy_source_sql(&copy)).await?;
-                let logical = self.ctx.state().optimize(df.logical_plan())?;
-                let (plan, _) = sink::plan(self.ctx, df.into_unoptimized_plan(), target, PlanFacts::default(), &self.recipe.sha256(), "explain").await?;
+                let (input, plan, _) = self.plan_copy(stmt, &copy, false).await?;
+                let logical = self.ctx.state().optimize(&input)?;
                 return Ok(format!("logical plan:\n{}\nphysical plan:\n{}", logical.display_indent(), displayable(plan.as_ref()).indent(true)));
             }
             Kind::Query => stmt.sql.clone(),

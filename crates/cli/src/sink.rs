@@ -24,7 +24,7 @@ use tokq_udfs::pack::PackOptions;
 use tokq_udfs::sink::exec::kept_schema;
 use tokq_udfs::sink::part::{writer_properties, Part, Target};
 use tokq_udfs::sink::table::SinkTable;
-use tokq_udfs::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
+use tokq_udfs::sink::{external, journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
 use crate::manifest::{Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
 
@@ -146,10 +146,6 @@ pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
         })
         .collect::<Result<_>>()?;
     Ok(PlanFacts { tokenizers, packing })
-}
-
-fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
 }
 
 /// A planned COPY: the output table's plan and what committing it needs.

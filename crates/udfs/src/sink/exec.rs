@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -131,10 +131,11 @@ impl ExecutionPlan for SinkExec {
     }
 }
 
-fn writer() -> String {
+/// This process, `host pid N`, as every file it writes reports it.
+static WRITER: LazyLock<String> = LazyLock::new(|| {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     format!("{} pid {}", host.trim(), std::process::id())
-}
+});
 
 /// Where one partition writes: the main directory, and the rejects directory with the index of
 /// the reason column.
@@ -172,7 +173,7 @@ fn written(records: (Option<FileRecord>, Option<FileRecord>), layout: Layout, so
         record: FileRecord { source: source.map(|s| s.0.to_string()), ..record },
         layout,
         source_rows: source.map(|s| s.1),
-        writer: writer(),
+        writer: WRITER.clone(),
         resumed,
     };
     kept.map(|r| one(r, false)).into_iter().chain(rejected.map(|r| one(r, true))).collect()
@@ -220,7 +221,7 @@ async fn write_partition(
         let source_size = mine.get(source.as_str()).copied().unwrap_or(0);
         async move {
             let (kept, rejects) = unit.finish().await?;
-            let source_rows = progress::source_rows(&source) - rows_before;
+            let source_rows = progress::source_rows(&source).saturating_sub(rows_before);
             let name = source_part_name(&source);
             let entry = Entry { source_size, source, source_rows, kept, rejects };
             journal::record(&store, &folder, &name, &entry).await?;

@@ -18,9 +18,9 @@ use crate::lineage::scan::{as_lineage_scan, build, file_groups, SOURCE_COLUMN};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
-    /// One file per input file, named by the file's place among the statement's inputs.
+    /// One file per input file, named from the input's URI ([`super::source_part_name`]).
     Source,
-    /// One file per partition.
+    /// One file per partition, named from its content.
     Partition,
 }
 

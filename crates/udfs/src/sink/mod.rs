@@ -88,7 +88,7 @@ pub struct WrittenFile {
     pub resumed: bool,
 }
 
-pub(crate) fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+pub fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
