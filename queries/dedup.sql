@@ -17,34 +17,36 @@ FROM read_jsonl('${input:-queries/data/*.jsonl*}');
 -- 1. One pass over the input: each document's content hash and LSH band hashes, with lineage.
 COPY (
   SELECT doc_id, _source, _row, text, text_hash(text) AS content_hash,
-         minhash_bands(minhash(text, ${bands:-14} * ${rows:-8}), ${bands:-14}, ${rows:-8}) AS bands
+         minhash_bands(minhash(text, ${bands:-14} * ${rows:-8}), ${bands}, ${rows}) AS bands
   FROM docs
 ) TO '${work:-out/dedup-work/}signed/' STORED AS PARQUET;
 
-CREATE VIEW signed AS SELECT * FROM read_parquet('${work:-out/dedup-work/}signed/');
+CREATE VIEW signed AS SELECT * FROM read_parquet('${work}signed/');
 
 -- 2. Node ids in lineage order: rank of the source URI * 2^40 + row.
 COPY (
   SELECT _source AS source, CAST(row_number() OVER (ORDER BY _source) - 1 AS BIGINT) AS source_rank
   FROM (SELECT DISTINCT _source FROM signed)
-) TO '${work:-out/dedup-work/}sources/' STORED AS PARQUET;
+) TO '${work}sources/' STORED AS PARQUET;
 
-CREATE VIEW sources AS SELECT source, source_rank FROM read_parquet('${work:-out/dedup-work/}sources/');
+CREATE VIEW sources AS SELECT source, source_rank FROM read_parquet('${work}sources/');
 
 -- Small tables come first in every join: without row counts DataFusion builds its hash table from
 -- the left side, and the document tables must stream.
-CREATE VIEW nodes AS
-SELECT s.doc_id, s.text, s.content_hash, s.bands, src.source_rank * 1099511627776 + s._row AS node
+CREATE VIEW keyed AS
+SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
 FROM sources src JOIN signed s ON s._source = src.source;
+
+CREATE VIEW nodes AS SELECT doc_id, text, content_hash, bands, node FROM keyed;
 
 -- 3. Exact duplicates: each group of identical texts keeps its smallest node.
 COPY (
   SELECT content_hash, min(node) AS keeper, first_value(doc_id ORDER BY node) AS keeper_doc_id, count(*) AS copies
   FROM nodes GROUP BY content_hash HAVING count(*) > 1
-) TO '${work:-out/dedup-work/}exact/' STORED AS PARQUET;
+) TO '${work}exact/' STORED AS PARQUET;
 
 CREATE VIEW exact AS
-SELECT content_hash, keeper, keeper_doc_id, copies FROM read_parquet('${work:-out/dedup-work/}exact/');
+SELECT content_hash, keeper, keeper_doc_id, copies FROM read_parquet('${work}exact/');
 
 -- 4. MinHash candidates among the exact survivors: the documents of a band bucket link to its
 --    smallest node. Documents under 5 words have no signature and stay out, as in datatrove.
@@ -65,19 +67,19 @@ CREATE VIEW links AS
 SELECT a, b FROM candidates WHERE ${verify:-0} <= 0
 UNION ALL
 SELECT c.a, c.b FROM candidates c JOIN nodes x ON c.a = x.node JOIN nodes y ON c.b = y.node
-WHERE ${verify:-0} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify:-0};
+WHERE ${verify} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify};
 
 -- 5. Clusters: connected components of the links, in rounds of SQL.
-CREATE COMPONENTS clusters FROM links (a, b) LOCATION '${work:-out/dedup-work/}components/';
+CREATE COMPONENTS clusters FROM links (a, b) LOCATION '${work}components/';
 
 COPY (
   SELECT c.node, c.component, n.doc_id AS representative_doc_id,
          count(*) OVER (PARTITION BY c.component) AS cluster_size
   FROM clusters c JOIN nodes n ON c.component = n.node
-) TO '${work:-out/dedup-work/}clustered/' STORED AS PARQUET;
+) TO '${work}clustered/' STORED AS PARQUET;
 
 CREATE VIEW clustered AS
-SELECT node, component, representative_doc_id, cluster_size FROM read_parquet('${work:-out/dedup-work/}clustered/');
+SELECT node, component, representative_doc_id, cluster_size FROM read_parquet('${work}clustered/');
 
 -- 6. Every document once: kept, or rejected with its reason, cluster and representative.
 --    cluster_size counts identical copies for an exact group, and exact-unique documents for a
@@ -91,15 +93,12 @@ COPY (
               ELSE coalesce(c.representative_doc_id, e.keeper_doc_id) END AS representative_doc_id,
          CASE WHEN e.keeper <> n.node THEN e.copies ELSE coalesce(c.cluster_size, e.copies) END AS cluster_size
   FROM clustered c RIGHT JOIN (
-    exact e RIGHT JOIN (
-      SELECT s.*, src.source_rank * 1099511627776 + s._row AS node
-      FROM sources src JOIN signed s ON s._source = src.source
-    ) n ON n.content_hash = e.content_hash
+    exact e RIGHT JOIN keyed n ON n.content_hash = e.content_hash
   ) ON n.node = c.node
 ) TO '${output:-out/dedup/}' STORED AS PARQUET
   OPTIONS ('rejects' '${rejects:-out/dedup-rejects/}');
 
 SELECT filter_reason, count(*) AS documents, count(DISTINCT cluster_id) AS clusters
-FROM read_parquet('${rejects:-out/dedup-rejects/}')
+FROM read_parquet('${rejects}')
 GROUP BY filter_reason
 ORDER BY filter_reason;

@@ -102,7 +102,17 @@ def test_refuses_another_format_version(packed, tmp_path):
     meta[b"tokq.format_version"] = b"99"
     pq.write_table(table.replace_schema_metadata(meta), tmp_path / "part-00000.parquet")
     with pytest.raises(TokqFormatError, match="format version 99"):
+        TokqDataset(str(tmp_path), batch_size=4, allow_partial=True)
+
+
+def test_refuses_output_without_a_manifest_unless_partial_is_allowed(packed, tmp_path):
+    files = json.loads((packed / "_tokq_manifest.json").read_text())["files"]
+    for f in files:
+        (tmp_path / f["path"]).write_bytes((packed / f["path"]).read_bytes())
+    with pytest.raises(TokqFormatError, match="has not finished"):
         TokqDataset(str(tmp_path), batch_size=4)
+    partial = TokqDataset(str(tmp_path), batch_size=4, allow_partial=True)
+    assert len(partial.output.files) == len(files)
 
 
 def test_padded_rows_come_with_their_mask(tmp_path):

@@ -70,8 +70,11 @@ def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: Optional[str]) -> 
     return FileInfo(path, list(range(md.num_row_groups)), tokenizers, packing)
 
 
-def open_output(path: str, expect_tokenizer: Optional[str] = None) -> Output:
-    """Opens a local or `s3://` output directory and checks every file's footer."""
+def open_output(path: str, expect_tokenizer: Optional[str] = None, allow_partial: bool = False) -> Output:
+    """Opens a local or `s3://` output directory and checks every file's footer.
+
+    The manifest is written last, so without it the run did not finish: that is an error unless
+    `allow_partial` asks for the files that are complete."""
     fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     root = root.rstrip("/")
     out = Output(root, fs)
@@ -80,7 +83,11 @@ def open_output(path: str, expect_tokenizer: Optional[str] = None) -> Output:
             out.manifest = json.loads(f.read())
         names = [r["path"] for r in out.manifest["files"]]
     except FileNotFoundError:
-        # Without a manifest the run did not finish; read the files that are complete.
+        if not allow_partial:
+            raise TokqFormatError(
+                f"{path}: no {MANIFEST}, so the run that writes here has not finished; "
+                "rerun the recipe (it resumes), or pass allow_partial=True to read the files that are complete"
+            ) from None
         selector = pafs.FileSelector(root, recursive=False)
         names = sorted(
             posixpath.basename(i.path) for i in fs.get_file_info(selector) if i.path.endswith(".parquet") and not posixpath.basename(i.path).startswith(".")
@@ -134,6 +141,8 @@ class TokqDataset(_Base):
     shuffle_seed: shuffle the order of row groups and rows within them, per epoch (`set_epoch`).
     with_doc_boundaries: also yield `cu_seqlens` built from `doc_offsets` (packed output).
     as_torch: yield int64 torch tensors instead of numpy arrays.
+    allow_partial: read an output whose run has not finished (no manifest yet): only the files
+        that are complete, which a rerun may still replace.
     """
 
     def __init__(
@@ -150,6 +159,7 @@ class TokqDataset(_Base):
         with_doc_boundaries: bool = False,
         drop_last: bool = False,
         as_torch: bool = False,
+        allow_partial: bool = False,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -157,7 +167,7 @@ class TokqDataset(_Base):
             raise ValueError(f"rank {rank} is outside 0..{world_size - 1}")
         if as_torch and torch is None:
             raise ImportError("as_torch=True needs torch: pip install 'tokq[torch]'")
-        self.output = open_output(path, expect_tokenizer)
+        self.output = open_output(path, expect_tokenizer, allow_partial)
         packing = self.output.files[0].packing
         self.seq_len: Optional[int] = packing["seq_len"] if packing else None
         if with_doc_boundaries and packing is None:

@@ -105,3 +105,28 @@ fn a_megabyte_whitespace_run_is_encoded_by_tokq_and_one_clear_line_on_the_refere
     let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), spec)]);
     assert!(err.contains(&format!("tokenizer '{spec}': the split regex gave up on a 1000001-byte document")), "{err}");
 }
+
+/// Constant arguments are checked when the statement is planned: `tokq explain`, which reads and
+/// writes nothing, already names the bad argument, with the recipe line and statement.
+#[test]
+fn explain_rejects_bad_constant_arguments_before_reading_data() {
+    let cases = [
+        ("gopher_quality(text, 'min_doc_wrds=20')", "gopher_quality: unknown parameter 'min_doc_wrds' (known: min_doc_words"),
+        ("quality_chain(text, 'gopher_quality; no_such_filter')", "unknown filter 'no_such_filter' (known: gopher_repetition"),
+        ("tokenize(text, 'tiktoken:cl100k_base', 'eos=<|no_such_token|>')", "token '<|no_such_token|>' is not in the vocabulary"),
+        ("tokenize(text, 'tiktoken:nope_base')", "tiktoken:nope_base"),
+        ("minhash(text, 0)", "num_perm must be between 1 and 4096, got 0"),
+        ("normalize_text(text, 'NFX')", "form must be NFC, NFKC, NFD or NFKD, got 'NFX'"),
+        ("pad_tokens(ids, -1, 0)", "seq_len must be between 0"),
+    ];
+    let recipes = cases.map(|(call, want)| {
+        let sql = format!(
+            "CREATE VIEW docs AS SELECT 'x' AS text, make_array(1) AS ids;\n\
+             COPY (SELECT {call} AS v FROM docs) TO 'out/never-written/' STORED AS PARQUET;"
+        );
+        (sql, want)
+    });
+    each_recipe_fails("explain", &recipes);
+    // The line names the recipe, the statement's line and number.
+    each_recipe_fails("explain", &[(recipes[0].0.clone(), ".sql:2: statement 2 `COPY (SELECT gopher_quality(text, 'min_doc_wrds=20')")]);
+}

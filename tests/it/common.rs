@@ -33,6 +33,21 @@ pub fn tokq_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Writes each recipe of `cases` and runs `tokq CMD recipe --quiet`; each must fail with one line
+/// that contains its expected text.
+pub fn each_recipe_fails(cmd: &str, cases: &[(String, &str)]) {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, (sql, want)) in cases.iter().enumerate() {
+        let r = write(tmp.path(), &format!("r{i}.sql"), sql);
+        let mut args = vec![cmd, r.to_str().unwrap()];
+        if cmd == "run" {
+            args.push("--quiet");
+        }
+        let err = tokq_err(&args);
+        assert!(err.contains(want), "{sql}: {err}");
+    }
+}
+
 /// Runs tokq, asserts failure, and returns the single stderr line.
 pub fn tokq_err(args: &[&str]) -> String {
     let out = tokq(args);

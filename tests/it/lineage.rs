@@ -1,6 +1,6 @@
 use std::io::{BufRead, BufReader, Read};
 
-use tokq_udfs::tokenize::{cached, DEFAULT_CHUNK_BYTES};
+use tokq_core::tokenize::{cached, DEFAULT_CHUNK_BYTES};
 
 use crate::common::*;
 

@@ -3,7 +3,7 @@ use std::path::Path;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Int32Type, Int64Type, UInt32Type, UInt8Type};
-use tokq_udfs::tokenize::{cached, DEFAULT_CHUNK_BYTES};
+use tokq_core::tokenize::{cached, DEFAULT_CHUNK_BYTES};
 
 use crate::common::*;
 use crate::lineage::source_line;
@@ -209,7 +209,6 @@ fn padded_rows_report_their_padding() {
 
 #[test]
 fn bad_packing_calls_name_the_fix() {
-    let tmp = tempfile::tempdir().unwrap();
     let cases = [
         ("SELECT * FROM pack_tokens('nope', 8);", "no table or view named 'nope'"),
         ("CREATE VIEW v AS SELECT 1 AS x; SELECT * FROM pack_tokens('v', 8);", "no 'input_ids' column"),
@@ -218,9 +217,5 @@ fn bad_packing_calls_name_the_fix() {
         ("SELECT * FROM pack_tokens(8);", "expected pack_tokens('view', seq_len"),
         ("SELECT * FROM pack_tokens(8, 16);", "the table or view name must be a string literal"),
     ];
-    for (i, (sql, want)) in cases.iter().enumerate() {
-        let r = write(tmp.path(), &format!("r{i}.sql"), sql);
-        let err = tokq_err(&["run", r.to_str().unwrap(), "--quiet"]);
-        assert!(err.contains(want), "{sql}: {err}");
-    }
+    each_recipe_fails("run", &cases.map(|(sql, want)| (sql.to_string(), want)));
 }

@@ -125,3 +125,32 @@ fn explain_prints_plans_without_writing() {
     assert!(text.contains("SinkExec: location=") && text.contains("layout=source"), "{text}");
     assert!(!out.exists());
 }
+
+/// The README's first recipe: every input document is in a packed row or among the rejects, the
+/// rejects carry datatrove's reasons or `exact_duplicate`, and the packed rows trace back to kept
+/// documents only.
+#[test]
+fn the_pipeline_recipe_accounts_for_every_document() {
+    use datafusion::arrow::array::{Array, AsArray, ListArray};
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, rejects) = (tmp.path().join("out"), tmp.path().join("rejects"));
+    tokq_ok(&[
+        "run", "queries/pipeline.sql", "--quiet", "--set", "seq_len=128", "--set", "pack=tail=pad,pad=0",
+        "--set", &format!("output={}/", out.display()),
+        "--set", &format!("rejects={}/", rejects.display()),
+    ]);
+    let r = read_output(&rejects).batch;
+    let reasons = r.column_by_name("filter_reason").unwrap().as_string::<i32>();
+    assert!(reasons.iter().all(|x| x.is_some_and(|x| x == "exact_duplicate" || x.contains(':'))), "{reasons:?}");
+    let rejected: BTreeSet<String> = r.column_by_name("doc_id").unwrap().as_string::<i32>().iter().map(|x| x.unwrap().to_string()).collect();
+    let packed = read_output(&out).batch;
+    let doc_lists = packed.column_by_name("doc_id").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+    let mut kept = BTreeSet::new();
+    for i in 0..doc_lists.len() {
+        kept.extend(doc_lists.value(i).as_string::<i32>().iter().map(|x| x.unwrap().to_string()));
+    }
+    assert!(kept.is_disjoint(&rejected), "a rejected document was packed");
+    // The sample's 200 documents, each once: tail=pad keeps the last partial row.
+    assert_eq!(kept.len() + rejected.len(), 200, "{} kept + {} rejected", kept.len(), rejected.len());
+    assert!(!kept.is_empty() && !rejected.is_empty());
+}

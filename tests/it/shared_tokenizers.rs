@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use tokq_udfs::tokenize::{EncodeOptions, Tokenizer};
+use tokq_core::tokenize::{EncodeOptions, Tokenizer};
 
 use crate::common::shared;
 

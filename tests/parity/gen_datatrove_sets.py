@@ -1,5 +1,5 @@
 """Writes datatrove's character sets, which tokq's filters use verbatim, to
-crates/udfs/src/text/datatrove/sets.json (code points; the sets hold control characters).
+crates/core/src/text/datatrove/sets.json (code points; the sets hold control characters).
 
     python tests/parity/gen_datatrove_sets.py   # in a venv with requirements.txt
 """
@@ -9,7 +9,7 @@ import pathlib
 import datatrove
 from datatrove.utils.text import PUNCTUATION, TERMINAL_PUNCTUATION
 
-out = pathlib.Path(__file__).resolve().parents[2] / "crates/udfs/src/text/datatrove/sets.json"
+out = pathlib.Path(__file__).resolve().parents[2] / "crates/core/src/text/datatrove/sets.json"
 sets = {
     "datatrove_version": datatrove.__version__ if hasattr(datatrove, "__version__") else "0.10.1",
     "punctuation": sorted({ord(c) for c in PUNCTUATION}),

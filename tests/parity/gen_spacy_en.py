@@ -1,6 +1,6 @@
 """Writes spaCy's blank English tokenizer rules (spaCy is MIT-licensed) for tokq's word splitter.
 
-    python tests/parity/gen_spacy_en.py   # needs spacy==3.8.*; rewrites crates/udfs/src/text/spacy_en/
+    python tests/parity/gen_spacy_en.py   # needs spacy==3.8.*; rewrites crates/core/src/text/spacy_en/
 
 The files are the exact prefix, suffix, infix and URL patterns and the special cases, so that
 tokq splits words as datatrove's spaCy tokenizer does.
@@ -11,7 +11,7 @@ import pathlib
 
 import spacy
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "crates/udfs/src/text/spacy_en"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "crates/core/src/text/spacy_en"
 
 
 def main():

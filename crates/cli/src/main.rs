@@ -7,10 +7,15 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use tokq::recipe::Recipe;
-use tokq::report::print_summary;
-use tokq::runner::Runner;
-use tokq::session::{local_context, with_tokq};
+use tokq_engine::recipe::Recipe;
+use tokq_engine::runner::Runner;
+use tokq_engine::session::{local_context, with_tokq};
+
+mod report;
+#[cfg(feature = "cluster")]
+mod roles;
+
+use report::{print_summary, TerminalProgress};
 
 #[derive(Parser)]
 #[command(name = "tokq", version, about = "SQL recipes that turn raw text corpora into training-ready tokens")]
@@ -30,6 +35,12 @@ enum Cmd {
     Tokenizer {
         /// As given to tokenize(): a tokenizer.json path or URI, tiktoken:NAME, tiktoken:PATH#PATTERN.
         spec: String,
+    },
+    /// List tokq's functions, or print the full function reference as Markdown.
+    Functions {
+        /// The reference with every function's arguments and example, as in docs/reference/functions.md.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Start a Ballista scheduler with tokq's functions.
     #[cfg(feature = "cluster")]
@@ -132,7 +143,7 @@ fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
 async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
     let mut config = match &a.cluster {
         #[cfg(feature = "cluster")]
-        Some(_) => tokq::cluster::cluster_config(),
+        Some(_) => tokq_engine::cluster::cluster_config(),
         _ => with_tokq(SessionConfig::new()),
     };
     if let Some(n) = a.partitions {
@@ -149,7 +160,7 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
     match &a.cluster {
         Some(_) if a.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
         #[cfg(feature = "cluster")]
-        Some(url) => tokq::cluster::remote_context(url, config).await,
+        Some(url) => tokq_engine::cluster::remote_context(url, config).await,
         #[cfg(not(feature = "cluster"))]
         Some(_) => bail!("this tokq was built without the 'cluster' feature"),
         None => {
@@ -165,11 +176,18 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    // `tokq tokenizer s3://...` reads through the engine's stores, as recipes do.
+    tokq_core::load::set_byte_loader(tokq_engine::store::read_bytes);
     match cli.cmd {
         Cmd::Run(a) => {
             let recipe = load_recipe(&a.recipe)?;
             let ctx = context(&a.recipe).await?;
-            let stats = Runner { ctx: &ctx, recipe: &recipe, quiet: a.quiet }.run().await?;
+            let bar = if a.quiet { None } else { TerminalProgress::new() };
+            let mut runner = Runner::new(&ctx, &recipe);
+            if let Some(bar) = &bar {
+                runner.progress = bar;
+            }
+            let stats = runner.run().await?;
             if !a.quiet {
                 print_summary(&stats, a.recipe.cluster.is_some());
             }
@@ -181,18 +199,35 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Explain(a) => {
             let recipe = load_recipe(&a)?;
             let ctx = context(&a).await?;
-            print!("{}", Runner { ctx: &ctx, recipe: &recipe, quiet: true }.explain().await?);
+            print!("{}", Runner::new(&ctx, &recipe).explain().await?);
         }
         Cmd::Tokenizer { spec } => {
-            let t = tokq_udfs::tokenize::Tokenizer::load(&spec)?;
+            let t = tokq_core::tokenize::Tokenizer::load(&spec)?;
             println!("spec     {spec}\nencoder  {}\nsha256   {}", t.backend(), t.sha256);
             if let Some(reason) = &t.fallback_reason {
                 println!("fallback {reason}");
             }
         }
+        Cmd::Functions { markdown } => {
+            let ctx = local_context(SessionConfig::new())?;
+            if markdown {
+                print!("{}", tokq_engine::functions::reference_markdown(&ctx).await?);
+            } else {
+                let mut names: Vec<(String, String)> = tokq_udfs::scalar_udfs()
+                    .iter()
+                    .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone())))
+                    .collect();
+                names.extend(tokq_engine::functions::table_functions().into_iter().map(|t| (t.doc.syntax_example, t.doc.description)));
+                names.sort();
+                for (syntax, description) in names {
+                    let first = description.split(". ").next().unwrap_or_default().trim_end_matches('.');
+                    println!("{syntax}\n    {first}.");
+                }
+            }
+        }
         #[cfg(feature = "cluster")]
         Cmd::Scheduler { bind_host, bind_port, executor_timeout_seconds, expire_dead_executor_interval_seconds } => {
-            tokq::cluster::run_scheduler(tokq::cluster::SchedulerArgs {
+            roles::run_scheduler(roles::SchedulerArgs {
                 bind_host,
                 bind_port,
                 executor_timeout_seconds,
@@ -213,7 +248,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             memory_pool_bytes,
             heartbeat_interval_seconds,
         } => {
-            tokq::cluster::run_executor(tokq::cluster::ExecutorArgs {
+            roles::run_executor(roles::ExecutorArgs {
                 scheduler_host,
                 scheduler_port,
                 external_host: external_host.unwrap_or_else(|| bind_host.clone()),
@@ -233,7 +268,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. });
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. });
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

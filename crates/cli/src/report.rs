@@ -1,94 +1,27 @@
-//! Progress on a terminal, the end-of-run summary, and `--stats-json`.
+//! Progress on a terminal and the end-of-run summary on stderr.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
-use std::collections::BTreeMap;
-use tokq_udfs::sink::WrittenFile;
-use tokq_udfs::lineage::progress;
-use tokq_udfs::pack::PackCounts;
+use tokq_engine::lineage::progress;
+use tokq_engine::stats::{Progress, RunStats};
 
-pub use crate::components::ComponentsStats;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct OutputStats {
-    pub target: String,
-    pub files: usize,
-    pub rows: u64,
-    pub tokens: u64,
-    pub padding_tokens: u64,
-    pub bytes: u64,
-    /// Files per writing process (`host pid N`): the local runner, or the executors of a cluster.
-    pub writers: BTreeMap<String, usize>,
-    /// Files an interrupted earlier run had committed, kept rather than written again.
-    pub resumed_files: usize,
+/// A progress bar over the input bytes of each statement, shown only on a terminal.
+pub struct TerminalProgress {
+    live: Mutex<Option<(ProgressBar, tokio::task::JoinHandle<()>)>>,
 }
 
-impl OutputStats {
-    /// The stats of one output directory; `rejects` picks which of the COPY's files are its own.
-    pub fn new(target: &str, m: &crate::manifest::Manifest, files: &[WrittenFile], rejects: bool) -> Self {
-        let mine = || files.iter().filter(move |f| f.rejects == rejects);
-        let mut writers = BTreeMap::new();
-        for f in mine().filter(|f| !f.resumed) {
-            *writers.entry(f.writer.clone()).or_default() += 1;
-        }
-        Self {
-            target: target.to_string(),
-            files: m.files.len(),
-            rows: m.rows,
-            tokens: m.tokens,
-            padding_tokens: m.padding_tokens,
-            bytes: m.bytes,
-            writers,
-            resumed_files: mine().filter(|f| f.resumed).count(),
-        }
+impl TerminalProgress {
+    /// `None` when stderr is not a terminal: a log file gets the summary only.
+    pub fn new() -> Option<Self> {
+        std::io::stderr().is_terminal().then(|| Self { live: Mutex::new(None) })
     }
 }
 
-/// Where the input rows of a COPY with rejects went. Locally `input_rows` counts the rows read by
-/// its scans that carry `_row` (lookup tables joined in without it do not count), so a query
-/// that drops rows before the split shows them as unaccounted.
-#[derive(Debug, Clone, Serialize)]
-pub struct Accounting {
-    pub statement: usize,
-    pub input_rows: u64,
-    pub kept: u64,
-    pub kept_target: String,
-    pub rejected: u64,
-    pub rejects_target: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct RunStats {
-    pub recipe: String,
-    pub recipe_sha256: String,
-    pub wall_seconds: f64,
-    pub rows_read: u64,
-    pub bytes_read: u64,
-    pub bad_rows_skipped: u64,
-    pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
-    /// Packing counts, when this process packed rows.
-    pub packing: Option<PackCounts>,
-    pub outputs: Vec<OutputStats>,
-    /// One entry per COPY with rejects.
-    pub accounting: Vec<Accounting>,
-    /// One entry per `CREATE COMPONENTS`.
-    pub components: Vec<ComponentsStats>,
-}
-
-/// A progress bar over the input bytes of one statement, shown only on a terminal.
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    ticker: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Progress {
-    pub fn start(label: &str, total_bytes: Option<u64>, quiet: bool) -> Self {
-        if quiet || !std::io::stderr().is_terminal() {
-            return Self { bar: None, ticker: None };
-        }
+impl Progress for TerminalProgress {
+    fn start(&self, label: &str, total_bytes: Option<u64>) {
         let bar = match total_bytes {
             Some(t) => ProgressBar::new(t).with_style(
                 ProgressStyle::with_template("{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta} {msg}")
@@ -108,15 +41,13 @@ impl Progress {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         });
-        Self { bar: Some(bar), ticker: Some(ticker) }
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some((bar, ticker));
     }
 
-    pub fn finish(self) {
-        if let Some(t) = self.ticker {
-            t.abort();
-        }
-        if let Some(b) = self.bar {
-            b.finish_and_clear();
+    fn finish(&self) {
+        if let Some((bar, ticker)) = self.live.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            ticker.abort();
+            bar.finish_and_clear();
         }
     }
 }

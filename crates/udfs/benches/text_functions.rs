@@ -9,17 +9,17 @@ mod common;
 use std::hint::black_box;
 
 use common::{DOCS, best, load, ROUNDS};
-use tokq_udfs::dedup::hash::text_hash;
-use tokq_udfs::dedup::minhash::{bands, MinHasher, BANDS, NGRAM, ROWS};
-use tokq_udfs::quality::c4::C4Quality;
-use tokq_udfs::quality::chain::{Chain, FINEWEB};
-use tokq_udfs::quality::fineweb::FineWebQuality;
-use tokq_udfs::quality::gopher::GopherQuality;
-use tokq_udfs::quality::repetition::GopherRepetition;
-use tokq_udfs::quality::{Doc, Filter};
-use tokq_udfs::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
-use tokq_udfs::text::language::detect_language;
-use tokq_udfs::text::words::split_words;
+use tokq_core::dedup::hash::text_hash;
+use tokq_core::dedup::minhash::{bands, MinHasher, BANDS, NGRAM, ROWS};
+use tokq_core::quality::c4::C4Quality;
+use tokq_core::quality::chain::{Chain, FINEWEB};
+use tokq_core::quality::fineweb::FineWebQuality;
+use tokq_core::quality::gopher::GopherQuality;
+use tokq_core::quality::repetition::GopherRepetition;
+use tokq_core::quality::{Doc, Filter};
+use tokq_core::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
+use tokq_core::text::language::detect_language;
+use tokq_core::text::words::split_words;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -42,7 +42,7 @@ fn main() {
         ("split_words".into(), Box::new(|t| split_words(t).len())),
         ("quality_chain 'fineweb'".into(), Box::new(move |t| chain.run(t).dropped.is_some() as usize)),
         ("simplify_text".into(), Box::new(|t| simplify_text(t).len())),
-        ("minhash shingles".into(), Box::new(|t| tokq_udfs::dedup::minhash::shingles(t, NGRAM).len())),
+        ("minhash shingles".into(), Box::new(|t| tokq_core::dedup::minhash::shingles(t, NGRAM).len())),
         ("minhash".into(), Box::new(move |t| hasher.signature(t).map_or(0, |s| s[0] as usize))),
         ("minhash + minhash_bands".into(), Box::new(move |t| hasher2.signature(t).map_or(0, |s| bands(&s, BANDS, ROWS).map_or(0, |b| b[0] as usize)))),
         ("text_hash".into(), Box::new(|t| text_hash(t)[0] as usize)),

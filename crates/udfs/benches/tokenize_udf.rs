@@ -11,7 +11,7 @@ use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use tokq_udfs::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
+use tokq_core::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
 
 mod common;
 

@@ -1,32 +1,101 @@
-//! Argument helpers shared by the scalar and table function wrappers.
+//! Arguments of tokq's functions. Constant arguments (tokenizer specs, filter parameters,
+//! `num_perm`) are read through [`Consts`] twice: at planning time from the literals, so that a
+//! bad one fails `tokq explain` before any data is read, and at run time from the scalars.
 
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::cast::{as_large_string_array, as_string_array, as_string_view_array};
-use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::common::plan_err;
+use datafusion::common::{exec_err, DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::{ColumnarValue, Expr};
+use tokq_core::TokqError;
 
-/// A constant string argument such as a tokenizer spec.
-pub fn const_str<'a>(function: &str, name: &str, arg: &'a ColumnarValue) -> Result<&'a str> {
-    match arg {
-        ColumnarValue::Scalar(
-            ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)),
-        ) => Ok(s),
-        _ => exec_err!("{function}: '{name}' must be a constant, non-NULL string literal"),
+/// A tokq error as DataFusion carries it, so the runner can find it again with `find_root`.
+pub fn df(e: TokqError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// The arguments of one call that are constants: `None` where an argument is a column (or, at
+/// planning time, an expression DataFusion has not folded yet).
+pub struct Consts<'a> {
+    function: &'static str,
+    values: Vec<Option<&'a ScalarValue>>,
+}
+
+impl<'a> Consts<'a> {
+    /// From planning-time literals (`ReturnFieldArgs::scalar_arguments`).
+    pub fn at_planning(function: &'static str, values: &[Option<&'a ScalarValue>]) -> Self {
+        Self { function, values: values.to_vec() }
+    }
+
+    /// From run-time arguments: scalars are constants, arrays are not.
+    pub fn at_run(function: &'static str, args: &'a [ColumnarValue]) -> Self {
+        let values = args
+            .iter()
+            .map(|a| match a {
+                ColumnarValue::Scalar(s) => Some(s),
+                ColumnarValue::Array(_) => None,
+            })
+            .collect();
+        Self { function, values }
+    }
+
+    /// Whether every argument from `first` on is known, so that they can be checked now.
+    pub fn known_from(&self, first: usize) -> bool {
+        self.values.iter().skip(first).all(Option::is_some)
+    }
+
+    /// How many arguments the call has.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the call has no arguments.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn error(&self, cause: String) -> TokqError {
+        TokqError::Argument { function: self.function, cause }
+    }
+
+    /// Argument `i`, a constant; `None` when the call has fewer arguments.
+    pub fn get(&self, i: usize, name: &str) -> Result<Option<&'a ScalarValue>, TokqError> {
+        match self.values.get(i) {
+            None => Ok(None),
+            Some(Some(v)) if !v.is_null() => Ok(Some(v)),
+            Some(_) => Err(self.error(format!("'{name}' must be a constant, non-NULL literal"))),
+        }
+    }
+
+    /// A constant string argument, `None` when absent.
+    pub fn str(&self, i: usize, name: &str) -> Result<Option<&'a str>, TokqError> {
+        match self.get(i, name)? {
+            None => Ok(None),
+            Some(ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => Ok(Some(s)),
+            Some(other) => Err(self.error(format!("'{name}' must be a string literal, got {other}"))),
+        }
+    }
+
+    /// A constant integer argument, `default` when absent.
+    pub fn i64(&self, i: usize, name: &str, default: i64) -> Result<i64, TokqError> {
+        match self.get(i, name)? {
+            None => Ok(default),
+            Some(v) => match v.cast_to(&DataType::Int64) {
+                Ok(ScalarValue::Int64(Some(n))) if v.data_type().is_integer() => Ok(n),
+                _ => Err(self.error(format!("'{name}' must be an integer literal, got {v}"))),
+            },
+        }
     }
 }
 
-/// Calls `f` for each row of a string column (Utf8, LargeUtf8 or Utf8View).
-pub fn for_each_str(
-    function: &str,
-    array: &ArrayRef,
-    mut f: impl FnMut(Option<&str>) -> Result<()>,
-) -> Result<()> {
+/// Calls `f` for each row of a string column (Utf8, LargeUtf8, Utf8View, or an all-NULL column).
+pub fn for_each_str(function: &str, array: &ArrayRef, mut f: impl FnMut(Option<&str>) -> Result<()>) -> Result<()> {
     match array.data_type() {
         DataType::Utf8 => as_string_array(array)?.iter().try_for_each(&mut f),
         DataType::LargeUtf8 => as_large_string_array(array)?.iter().try_for_each(&mut f),
         DataType::Utf8View => as_string_view_array(array)?.iter().try_for_each(&mut f),
+        DataType::Null => (0..array.len()).try_for_each(|_| f(None)),
         other => exec_err!("{function}: expected a string column, got {other}"),
     }
 }
@@ -41,14 +110,14 @@ pub fn literal_str(function: &str, what: &str, e: &Expr) -> Result<String> {
     }
 }
 
-/// An optional constant integer argument (`minhash(text, 112, 5, 1)`), `default` when absent.
-pub fn const_i64(function: &str, name: &str, arg: Option<&ColumnarValue>, default: i64) -> Result<i64> {
-    let Some(arg) = arg else { return Ok(default) };
-    match arg {
-        ColumnarValue::Scalar(s) if !s.is_null() => match s.cast_to(&DataType::Int64)? {
-            ScalarValue::Int64(Some(v)) => Ok(v),
-            _ => exec_err!("{function}: '{name}' must be a constant integer"),
-        },
-        _ => exec_err!("{function}: '{name}' must be a constant, non-NULL integer"),
+/// `?` for a tokq result inside DataFusion code: `result.df()?`.
+pub trait OrDf<T> {
+    /// The result with its error as DataFusion carries it ([`df`]).
+    fn df(self) -> Result<T>;
+}
+
+impl<T> OrDf<T> for Result<T, TokqError> {
+    fn df(self) -> Result<T> {
+        self.map_err(df)
     }
 }

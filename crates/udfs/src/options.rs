@@ -10,7 +10,7 @@ extensions_options! {
         /// What a reader does with a malformed row: 'fail' (default) or 'skip' (counted).
         pub on_bad_row: String, default = "fail".to_string()
         /// Documents longer than this many bytes are tokenized in chunks cut at spaces.
-        pub tokenize_chunk_bytes: usize, default = crate::tokenize::DEFAULT_CHUNK_BYTES
+        pub tokenize_chunk_bytes: usize, default = tokq_core::tokenize::DEFAULT_CHUNK_BYTES
     }
 }
 
@@ -19,6 +19,7 @@ impl ConfigExtension for TokqOptions {
 }
 
 impl TokqOptions {
+    /// The options of a session config (the defaults where it has none).
     pub fn from_config(config: &datafusion::config::ConfigOptions) -> Self {
         config.extensions.get::<TokqOptions>().cloned().unwrap_or_default()
     }

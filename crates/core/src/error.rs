@@ -1,0 +1,24 @@
+//! Errors of the tokq library. Each one names the file, line or value at fault and what to do.
+
+#[derive(Debug, thiserror::Error)]
+pub enum TokqError {
+    #[error("{file}:{line}: {cause}")]
+    BadRow { file: String, line: u64, cause: String },
+
+    #[error("tokenizer '{spec}': {cause}")]
+    Tokenizer { spec: String, cause: String },
+
+    #[error("no input files match '{0}': check the path or glob")]
+    NoInput(String),
+
+    #[error("input '{0}' is empty: every matched file has 0 bytes")]
+    EmptyInput(String),
+
+    #[error("{function}: {cause}")]
+    Argument { function: &'static str, cause: String },
+
+    #[error("{uri}: {cause}")]
+    Io { uri: String, cause: String },
+}
+
+pub type Result<T, E = TokqError> = std::result::Result<T, E>;

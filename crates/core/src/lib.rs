@@ -1,0 +1,32 @@
+//! tokq's text cores, with no query engine underneath: each function takes `&str` and returns a
+//! plain value, so it can be unit-tested, benchmarked and fuzzed on its own. `tokq-udfs` wraps
+//! them as DataFusion functions.
+//!
+//! - [`text`]: cleaning, normalization, spaCy-exact words, sentences, language ID.
+//! - [`quality`]: datatrove's Gopher, C4 and FineWeb filters with its reason strings, and chains.
+//! - [`dedup`]: exact hashes, datatrove-exact MinHash signatures, LSH bands, shingle Jaccard.
+//! - [`tokenize`]: tokenizer specs, tokq's byte-level BPE encoder and the reference encoders.
+//! - [`pack`]: padding-free sequence packing; [`shuffle`]: the global shuffle key.
+//!
+//! ```
+//! use tokq_core::quality::{gopher::GopherQuality, Doc, Filter};
+//!
+//! let filter = GopherQuality::default();
+//! let verdict = filter.check(&Doc::new("too short"));
+//! assert_eq!(verdict.reason(), Some("gopher_short_doc"));
+//! ```
+
+pub mod dedup;
+pub mod error;
+pub mod guard;
+pub mod load;
+pub mod pack;
+pub mod quality;
+pub mod shuffle;
+pub mod text;
+pub mod tokenize;
+
+#[cfg(test)]
+mod fuzz;
+
+pub use error::{Result, TokqError};

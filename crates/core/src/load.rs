@@ -1,0 +1,38 @@
+//! Where tokenizer files come from. The core reads local paths itself; a host that knows more
+//! schemes (the engine's object stores: `s3://`) installs its own loader once per process, so the
+//! core stays free of any storage or query-engine dependency.
+
+use std::sync::OnceLock;
+
+use crate::error::{Result, TokqError};
+
+/// Reads the whole object at a URI or path.
+pub type ByteLoader = fn(&str) -> Result<Vec<u8>>;
+
+static LOADER: OnceLock<ByteLoader> = OnceLock::new();
+
+/// Installs the process's loader. The first call wins: every host installs the same one, and a
+/// tokenizer cached under one loader must not be re-read through another.
+pub fn set_byte_loader(loader: ByteLoader) {
+    let _ = LOADER.set(loader);
+}
+
+/// Reads a tokenizer file through the installed loader, or from the local file system.
+pub fn read_bytes(uri: &str) -> Result<Vec<u8>> {
+    match LOADER.get() {
+        Some(load) => load(uri),
+        None => read_local(uri),
+    }
+}
+
+/// The loader a host without object stores gets: plain paths and `file://` URIs.
+pub fn read_local(uri: &str) -> Result<Vec<u8>> {
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    if path.contains("://") {
+        return Err(TokqError::Io {
+            uri: uri.to_string(),
+            cause: "this process reads local files only: run it through tokq's engine for s3://".into(),
+        });
+    }
+    std::fs::read(path).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })
+}

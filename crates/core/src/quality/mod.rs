@@ -1,0 +1,125 @@
+//! Quality filters with datatrove's decisions (`pipeline/filters/*.py`, version 0.10.1): each one
+//! is a pure core over a [`Doc`] that returns datatrove's reason string for the first failing rule,
+//! and the numbers behind its rules ("signals"). `tokq-udfs` puts them in SQL; `chain.rs` runs several
+//! in one pass over a document, as FineWeb's cascade does.
+
+pub mod c4;
+pub mod chain;
+pub mod fineweb;
+pub mod gopher;
+pub mod params;
+pub mod registry;
+pub mod repetition;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use rustc_hash::FxHashMap;
+
+use crate::text::py;
+use crate::text::words::split_words;
+
+/// A document under analysis: its spaCy words are split once, and its vocabulary built once,
+/// when a rule first needs them.
+pub struct Doc<'a> {
+    pub text: &'a str,
+    words: OnceCell<Vec<&'a str>>,
+    vocab: OnceCell<Vocab<'a>>,
+    lines: OnceCell<Vec<&'a str>>,
+}
+
+/// The distinct words of a document, so that per-word work is done once per word, not per
+/// occurrence: `ids[i]` indexes `words` and `counts` for the document's i-th word.
+pub struct Vocab<'a> {
+    pub words: Vec<&'a str>,
+    pub counts: Vec<u32>,
+    pub ids: Vec<u32>,
+}
+
+impl<'a> Vocab<'a> {
+    fn new(words: &[&'a str]) -> Self {
+        let mut index: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(words.len() / 2, Default::default());
+        let mut v = Self { words: Vec::new(), counts: Vec::new(), ids: Vec::with_capacity(words.len()) };
+        for &w in words {
+            let id = *index.entry(w).or_insert_with(|| {
+                v.words.push(w);
+                v.counts.push(0);
+                (v.words.len() - 1) as u32
+            });
+            v.counts[id as usize] += 1;
+            v.ids.push(id);
+        }
+        v
+    }
+}
+
+impl<'a> Doc<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self { text, words: OnceCell::new(), vocab: OnceCell::new(), lines: OnceCell::new() }
+    }
+
+    /// A rewritten text whose words are known to be `words`, slices of `text` (see [`chain`]; C4
+    /// locates the words by their offsets in `text`).
+    pub fn with_words(text: &'a str, words: Vec<&'a str>) -> Self {
+        Self { text, words: OnceCell::from(words), vocab: OnceCell::new(), lines: OnceCell::new() }
+    }
+
+    pub fn words(&self) -> &[&'a str] {
+        self.words.get_or_init(|| split_words(self.text))
+    }
+
+    /// `text.splitlines()`.
+    pub fn lines(&self) -> &[&'a str] {
+        self.lines.get_or_init(|| py::splitlines(self.text))
+    }
+
+    pub fn vocab(&self) -> &Vocab<'a> {
+        self.vocab.get_or_init(|| Vocab::new(self.words()))
+    }
+
+    pub fn words_if_split(&self) -> Option<&Vec<&'a str>> {
+        self.words.get()
+    }
+}
+
+/// What a filter decides about a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Keep,
+    /// Kept, with the text the filter keeps (C4 drops lines) and, when the filter could carry
+    /// them over from the document's, that text's words as byte ranges.
+    Rewrite { text: String, words: Option<Vec<Range<usize>>> },
+    Drop(&'static str),
+}
+
+impl Verdict {
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            Verdict::Drop(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// One quality filter: its SQL name, its decision and the numbers its rules compare.
+pub trait Filter: Send + Sync + std::fmt::Debug {
+    /// The SQL function name, also the `filter` part of a chain's `filter:reason`.
+    fn name(&self) -> &'static str;
+    fn check(&self, doc: &Doc) -> Verdict;
+    /// Signal names, in the order of [`Filter::signals`]. Names starting with `n_` are counts.
+    fn signal_names(&self) -> &'static [&'static str];
+    fn signals(&self, doc: &Doc) -> Vec<f64>;
+}
+
+/// `a / b` as Python computes it, NaN where Python would raise `ZeroDivisionError` (only reachable
+/// when a rule that guards the division is disabled).
+pub(crate) fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        f64::NAN
+    } else {
+        a as f64 / b as f64
+    }
+}

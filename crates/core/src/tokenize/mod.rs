@@ -1,0 +1,230 @@
+//! Tokenizers: spec parsing, backends behind one trait, long-document chunking, and a
+//! process-wide cache so that each process loads a tokenizer once.
+
+pub mod chunk;
+pub mod fast;
+pub mod hf;
+pub mod spec;
+pub mod tiktoken;
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Result, TokqError};
+use chunk::{chunks, ChunkStyle};
+use spec::TokenizerSpec;
+
+/// Texts longer than this are encoded in chunks (see [`chunk`]).
+pub const DEFAULT_CHUNK_BYTES: usize = 8 * 1024;
+
+/// One tokenizer backend: text in, ids out, no special tokens added.
+pub trait Encode: Send + Sync {
+    fn encode(&self, text: &str) -> std::result::Result<Vec<u32>, String>;
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> std::result::Result<(), String> {
+        out.extend(self.encode(text)?);
+        Ok(())
+    }
+    /// The id of a token given by its string form, such as `<|endoftext|>`.
+    fn token_id(&self, token: &str) -> Option<u32>;
+    fn backend(&self) -> &'static str;
+    /// The pre-token caches, for encoders that keep them.
+    fn cache_stats(&self) -> Option<fast::CacheStats> {
+        None
+    }
+}
+
+/// A loaded tokenizer with what the output footer records about it.
+pub struct Tokenizer {
+    pub spec: String,
+    /// sha256 of the tokenizer file (or of the bundled rank table).
+    pub sha256: String,
+    encoder: Box<dyn Encode>,
+    /// Chunking bounds the reference encoders' cost on long texts; tokq's own encoder is linear
+    /// and needs none (`None`).
+    chunk_style: Option<ChunkStyle>,
+    /// Why the spec is not on tokq's own encoder, when it is not.
+    pub fallback_reason: Option<String>,
+}
+
+/// Forces the reference encoder (the `tokenizers` crate or tiktoken-rs) for the spec after it.
+pub const REFERENCE_PREFIX: &str = "reference:";
+
+/// Ids added around each document, set per call: `'bos=<|begin_of_text|>,eos=128001'`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodeOptions {
+    pub bos: Option<u32>,
+    pub eos: Option<u32>,
+}
+
+impl Tokenizer {
+    pub fn load(spec: &str) -> Result<Self> {
+        let err = |cause: String| TokqError::Tokenizer { spec: spec.to_string(), cause };
+        let (reference, rest) = match spec.strip_prefix(REFERENCE_PREFIX) {
+            Some(rest) => (true, rest),
+            None => (false, spec),
+        };
+        let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
+        let fast = |ranks, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
+            let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
+            let t = fast::FastBpe::new(model, pattern, nfc(pattern), Default::default());
+            Ok(Box::new(t.with_named_tokens(named)))
+        };
+        let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
+            TokenizerSpec::BuiltinTiktoken(which) if reference => {
+                let (t, sha) = tiktoken::Tiktoken::builtin(which).map_err(err)?;
+                (Box::new(t) as Box<dyn Encode>, sha, Some(ChunkStyle::KeepSpace), forced())
+            }
+            TokenizerSpec::BuiltinTiktoken(which) => {
+                let (ranks, named, sha) = tiktoken::builtin_table(which).map_err(err)?;
+                (fast(ranks, which.pattern(), named)?, sha, None, None)
+            }
+            TokenizerSpec::TiktokenFile { uri, pattern } => {
+                let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
+                let ranks = tiktoken::parse_rank_file(&bytes).map_err(err)?;
+                if reference {
+                    let t = tiktoken::Tiktoken::from_ranks(ranks, pattern).map_err(err)?;
+                    (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(ChunkStyle::KeepSpace), forced())
+                } else {
+                    (fast(ranks, pattern, Default::default())?, sha256_hex(&bytes), None, None)
+                }
+            }
+            TokenizerSpec::HuggingFace { uri } => {
+                let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
+                let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
+                match own {
+                    Ok(t) => (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None),
+                    Err(reason) => {
+                        let (t, style) = hf::HfTokenizer::from_bytes(&bytes)
+                            .map_err(|e| err(format!("not a valid tokenizer.json: {e}")))?;
+                        (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(style), Some(reason))
+                    }
+                }
+            }
+        };
+        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, fallback_reason })
+    }
+
+    pub fn cache_stats(&self) -> Option<fast::CacheStats> {
+        self.encoder.cache_stats()
+    }
+
+    pub fn backend(&self) -> &'static str {
+        self.encoder.backend()
+    }
+
+    /// Appends the ids of `text` to `out`, encoding long texts chunk by chunk on the reference
+    /// encoders.
+    pub fn encode_into(&self, text: &str, opts: &EncodeOptions, chunk_bytes: usize, out: &mut Vec<u32>) -> Result<()> {
+        out.extend(opts.bos);
+        let err = |cause| TokqError::Tokenizer { spec: self.spec.clone(), cause };
+        match self.chunk_style {
+            None => self.encoder.encode_into(text, out).map_err(err)?,
+            Some(style) => {
+                for piece in chunks(text, chunk_bytes, style) {
+                    self.encoder.encode_into(piece, out).map_err(err)?;
+                }
+            }
+        }
+        out.extend(opts.eos);
+        Ok(())
+    }
+
+    /// Ids of the whole text in one call, without chunking (the reference for chunked encoding).
+    pub fn encode_whole(&self, text: &str) -> Result<Vec<u32>> {
+        self.encoder
+            .encode(text)
+            .map_err(|cause| TokqError::Tokenizer { spec: self.spec.clone(), cause })
+    }
+
+    /// Parses `bos=X,eos=Y`, where X and Y are ids or token strings of this tokenizer.
+    pub fn parse_options(&self, options: &str) -> Result<EncodeOptions> {
+        let bad = |cause: String| TokqError::Argument { function: "tokenize", cause };
+        let mut opts = EncodeOptions::default();
+        for item in options.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| bad(format!("option '{item}' is not key=value (keys: bos, eos)")))?;
+            let id = match value.trim().parse::<u32>() {
+                Ok(id) => id,
+                Err(_) => self.encoder.token_id(value.trim()).ok_or_else(|| {
+                    bad(format!("token '{value}' is not in the vocabulary of '{}'", self.spec))
+                })?,
+            };
+            match key.trim() {
+                "bos" => opts.bos = Some(id),
+                "eos" => opts.eos = Some(id),
+                other => return Err(bad(format!("unknown option '{other}' (keys: bos, eos)"))),
+            }
+        }
+        Ok(opts)
+    }
+}
+
+/// The normalization of a tiktoken-style pattern: Qwen's rank files are NFC'd first.
+fn nfc(pattern: spec::SplitPattern) -> fast::Normalizer {
+    if pattern.nfc() {
+        fast::Normalizer::Nfc
+    } else {
+        fast::Normalizer::None
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+static CACHE: LazyLock<Mutex<HashMap<String, Arc<Tokenizer>>>> = LazyLock::new(Default::default);
+
+/// The tokenizer for `spec`, loaded on first use in this process and shared afterwards.
+pub fn cached(spec: &str) -> Result<Arc<Tokenizer>> {
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = cache.get(spec) {
+        return Ok(Arc::clone(t));
+    }
+    let t = Arc::new(Tokenizer::load(spec)?);
+    cache.insert(spec.to_string(), Arc::clone(&t));
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_cl100k_encodes_known_ids() {
+        let t = cached("tiktoken:cl100k_base").unwrap();
+        // "hello world" in cl100k_base.
+        assert_eq!(t.encode_whole("hello world").unwrap(), vec![15339, 1917]);
+        assert_eq!(t.sha256, tiktoken::CL100K_SHA256);
+    }
+
+    #[test]
+    fn options_add_bos_and_eos() {
+        let t = cached("tiktoken:cl100k_base").unwrap();
+        let opts = t.parse_options("bos=<|endoftext|>, eos=7").unwrap();
+        let mut out = vec![];
+        t.encode_into("hello world", &opts, DEFAULT_CHUNK_BYTES, &mut out).unwrap();
+        assert_eq!(out, vec![100257, 15339, 1917, 7]);
+        assert!(t.parse_options("pad=1").unwrap_err().to_string().contains("unknown option 'pad'"));
+        assert!(t.parse_options("bos=<nope>").unwrap_err().to_string().contains("'<nope>'"));
+    }
+
+    #[test]
+    fn chunked_equals_whole_for_builtins() {
+        let text = "The quick brown fox, it's said, jumped 12345 times!\n\nThen  it   rested. ".repeat(40);
+        for spec in ["tiktoken:cl100k_base", "tiktoken:o200k_base"] {
+            let t = cached(spec).unwrap();
+            let mut out = vec![];
+            t.encode_into(&text, &EncodeOptions::default(), 17, &mut out).unwrap();
+            assert_eq!(out, t.encode_whole(&text).unwrap(), "{spec}");
+        }
+    }
+
+    #[test]
+    fn missing_file_is_a_clear_error() {
+        let e = Tokenizer::load("/nonexistent/tokenizer.json").err().unwrap().to_string();
+        assert!(e.starts_with("tokenizer '/nonexistent/tokenizer.json'"), "{e}");
+    }
+}

@@ -1,0 +1,159 @@
+//! Resolving a reader argument (a path, a folder or a glob; local or `s3://`) to a sorted file list.
+
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use globset::GlobBuilder;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use tokq_core::error::{Result, TokqError};
+use crate::store::{store_url, to_url};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FileRef {
+    /// The file's URI, as written to `_source`.
+    pub uri: String,
+    pub size: u64,
+}
+
+impl FileRef {
+    pub fn url(&self) -> Result<Url> {
+        to_url(&self.uri)
+    }
+
+    pub fn path(&self) -> Result<Path> {
+        let url = self.url()?;
+        Path::from_url_path(url.path())
+            .map_err(|e| TokqError::Io { uri: self.uri.clone(), cause: e.to_string() })
+    }
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.parts().any(|p| p.as_ref().starts_with('.') || p.as_ref().starts_with('_'))
+}
+
+/// Lists the files that `location` names. Hidden files (`.x`, `_x`) under a folder are skipped,
+/// which keeps tokq's own `_tokq_manifest.json` and staging files out of inputs.
+pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<FileRef>> {
+    let io = |cause: String| TokqError::Io { uri: location.to_string(), cause };
+    let url = to_url(location)?;
+    let root = store_url(&url);
+    let full = Path::from_url_path(url.path()).map_err(|e| io(e.to_string()))?;
+    let full_text = full.as_ref();
+    let glob_at = full_text.find(['*', '?', '[', '{']);
+    let mut files = Vec::new();
+    let make = |path: &Path, size: u64| FileRef { uri: format!("{root}/{path}"), size };
+
+    if glob_at.is_none() {
+        if let Ok(meta) = store.head(&full).await {
+            return Ok(vec![make(&meta.location, meta.size)]);
+        }
+    }
+    // List from the last '/' before any glob character.
+    let dir_path = match glob_at {
+        Some(at) => Path::from(full_text[..at].rsplit_once('/').map(|(d, _)| d).unwrap_or("")),
+        None => full.clone(),
+    };
+    let matcher = match glob_at {
+        Some(_) => {
+            let glob = GlobBuilder::new(full_text)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| io(format!("bad glob: {e}")))?;
+            Some(glob.compile_matcher())
+        }
+        None => None,
+    };
+    let mut listing = store.list(Some(&dir_path));
+    while let Some(meta) = listing.try_next().await.map_err(|e| io(e.to_string()))? {
+        let keep = match &matcher {
+            Some(m) => m.is_match(meta.location.as_ref()),
+            None => !is_hidden(&relative(&meta.location, &dir_path)),
+        };
+        if keep {
+            files.push(make(&meta.location, meta.size));
+        }
+    }
+    files.sort_by(|a, b| a.uri.cmp(&b.uri));
+    if files.is_empty() {
+        return Err(TokqError::NoInput(location.to_string()));
+    }
+    if files.iter().all(|f| f.size == 0) {
+        return Err(TokqError::EmptyInput(location.to_string()));
+    }
+    Ok(files)
+}
+
+fn relative(path: &Path, dir: &Path) -> Path {
+    path.prefix_match(dir).map(Path::from_iter).unwrap_or_else(|| path.clone())
+}
+
+/// Assigns files to `n` partitions: largest first onto the least-loaded partition, so that the
+/// assignment depends only on the file list.
+pub fn assign(files: &[FileRef], n: usize) -> Vec<Vec<usize>> {
+    let n = n.clamp(1, files.len().max(1));
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| files[b].size.cmp(&files[a].size).then(a.cmp(&b)));
+    let mut groups = vec![Vec::new(); n];
+    let mut load = vec![0u64; n];
+    for i in order {
+        let g = (0..n).min_by_key(|&g| (load[g], g)).unwrap_or(0);
+        load[g] += files[i].size.max(1);
+        groups[g].push(i);
+    }
+    for g in &mut groups {
+        g.sort_unstable();
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::local::LocalFileSystem;
+
+    fn touch(dir: &std::path::Path, name: &str, body: &str) {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+
+    #[tokio::test]
+    async fn lists_file_folder_and_glob() {
+        let d = tempfile::tempdir().unwrap();
+        touch(d.path(), "a.jsonl", "{}\n");
+        touch(d.path(), "sub/b.jsonl", "{}\n");
+        touch(d.path(), "c.txt", "x");
+        touch(d.path(), "_tokq_manifest.json", "{}");
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let root = d.path().to_str().unwrap();
+
+        let one = list(store.clone(), &format!("{root}/a.jsonl")).await.unwrap();
+        assert_eq!(one.len(), 1);
+        assert!(one[0].uri.starts_with("file:///") && one[0].uri.ends_with("/a.jsonl"));
+
+        let folder = list(store.clone(), root).await.unwrap();
+        let names: Vec<_> = folder.iter().map(|f| f.uri.rsplit('/').next().unwrap()).collect();
+        assert_eq!(names, vec!["a.jsonl", "c.txt", "b.jsonl"], "sorted by full path, hidden files skipped");
+
+        let glob = list(store.clone(), &format!("{root}/*.jsonl")).await.unwrap();
+        assert_eq!(glob.len(), 1);
+        let deep = list(store.clone(), &format!("{root}/**/*.jsonl")).await.unwrap();
+        assert_eq!(deep.len(), 2);
+
+        let none = list(store.clone(), &format!("{root}/*.parquet")).await.unwrap_err();
+        assert!(matches!(none, TokqError::NoInput(_)));
+    }
+
+    #[test]
+    fn assignment_is_balanced_and_deterministic() {
+        let files: Vec<FileRef> =
+            [5u64, 1, 1, 1, 1, 1].iter().enumerate().map(|(i, &s)| FileRef { uri: i.to_string(), size: s }).collect();
+        assert_eq!(assign(&files, 2), vec![vec![0], vec![1, 2, 3, 4, 5]]);
+        assert_eq!(assign(&files, 10).len(), 6);
+    }
+}

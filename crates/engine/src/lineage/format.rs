@@ -1,0 +1,170 @@
+//! The input formats a lineage reader understands, and how each one is read file by file.
+
+// parquet 59 deprecates ParquetObjectReader in favour of hand-written AsyncFileReaders; it is
+// still the reader DataFusion 55's own Parquet scan builds on.
+#![allow(deprecated)]
+
+use tokq_udfs::args::OrDf;
+use std::io::Cursor;
+use std::sync::Arc;
+
+use datafusion::arrow::csv;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
+use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
+use futures::TryStreamExt;
+use object_store::ObjectStore;
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc::Sender;
+
+use super::files::FileRef;
+use super::{jsonl, progress, source};
+use tokq_core::error::{Result, TokqError};
+use datafusion::error::{DataFusionError, Result as DfResult};
+
+const CSV_INFER_BYTES: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Format {
+    Jsonl,
+    Csv { has_header: bool },
+    Parquet,
+}
+
+/// One batch of a file's rows and the 0-based row number of each, as the format defines it.
+pub struct FileBatch {
+    pub batch: RecordBatch,
+    pub rows: Vec<i64>,
+}
+
+fn io(file: &FileRef, e: impl std::fmt::Display) -> TokqError {
+    TokqError::Io { uri: file.uri.clone(), cause: e.to_string() }
+}
+
+impl Format {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Csv { .. } => "csv",
+            Format::Parquet => "parquet",
+        }
+    }
+
+    /// The schema of the first file that yields one.
+    pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<Schema> {
+        for file in files.iter().filter(|f| f.size > 0) {
+            let found = match self {
+                Format::Jsonl => jsonl::infer(source::open(store, file).await?, &file.uri).await?,
+                Format::Csv { has_header } => {
+                    let mut reader = source::open(store, file).await?;
+                    let mut head = Vec::new();
+                    while head.len() < CSV_INFER_BYTES {
+                        let buf = reader.fill_buf().await.map_err(|e| io(file, e))?;
+                        if buf.is_empty() {
+                            break;
+                        }
+                        head.extend_from_slice(buf);
+                        let n = buf.len();
+                        reader.consume(n);
+                    }
+                    if let Some(end) = head.iter().rposition(|&b| b == b'\n').filter(|_| head.len() >= CSV_INFER_BYTES) {
+                        head.truncate(end + 1);
+                    }
+                    let (schema, _) = csv::reader::Format::default()
+                        .with_header(*has_header)
+                        .infer_schema(Cursor::new(head), Some(1000))
+                        .map_err(|e| io(file, e))?;
+                    Some(schema)
+                }
+                Format::Parquet => {
+                    let reader = ParquetObjectReader::new(Arc::clone(store), file.path()?).with_file_size(file.size);
+                    let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e))?;
+                    Some(builder.schema().as_ref().clone())
+                }
+            };
+            if let Some(schema) = found.filter(|s| !s.fields().is_empty()) {
+                return Ok(schema);
+            }
+        }
+        Err(TokqError::EmptyInput(files.first().map(|f| f.uri.clone()).unwrap_or_default()))
+    }
+
+    /// Sends the file's batches to `tx`; returns false when the receiver has gone away.
+    pub async fn read_file(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        file: &FileRef,
+        schema: &SchemaRef,
+        batch_size: usize,
+        skip_bad: bool,
+        tx: &Sender<DfResult<RecordBatch>>,
+        finish: &(dyn Fn(FileBatch) -> DfResult<RecordBatch> + Send + Sync),
+    ) -> Result<bool, DataFusionError> {
+        let mut next_row = 0i64;
+        let mut emit = |batch: RecordBatch, rows: Option<Vec<i64>>, skipped: u64| {
+            let rows = rows.unwrap_or_else(|| (next_row..next_row + batch.num_rows() as i64).collect());
+            next_row += batch.num_rows() as i64;
+            progress::add_rows(&file.uri, batch.num_rows() as u64, skipped);
+            finish(FileBatch { batch, rows })
+        };
+        match self {
+            Format::Jsonl => {
+                let mut lines = jsonl::LineReader::new(source::open(store, file).await.df()?, file.uri.clone());
+                loop {
+                    let chunk = lines.read(batch_size).await.df()?;
+                    if chunk.is_empty() {
+                        return Ok(true);
+                    }
+                    let d = jsonl::decode(schema, &file.uri, &chunk, skip_bad).df()?;
+                    if tx.send(Ok(emit(d.batch, Some(d.rows), d.skipped)?)).await.is_err() {
+                        return Ok(false);
+                    }
+                }
+            }
+            Format::Csv { has_header } => {
+                let mut reader = source::open(store, file).await.df()?;
+                let mut decoder = csv::ReaderBuilder::new(Arc::clone(schema))
+                    .with_header(*has_header)
+                    .with_batch_size(batch_size)
+                    .build_decoder();
+                loop {
+                    let buf = reader.fill_buf().await.map_err(|e| io(file, e)).df()?;
+                    let eof = buf.is_empty();
+                    let used = decoder.decode(buf).map_err(|e| io(file, e)).df()?;
+                    reader.consume(used);
+                    if eof || decoder.capacity() == 0 {
+                        if let Some(batch) = decoder.flush().map_err(|e| io(file, e)).df()? {
+                            if batch.num_rows() > 0 && tx.send(Ok(emit(batch, None, 0)?)).await.is_err() {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                    if eof {
+                        return Ok(true);
+                    }
+                }
+            }
+            Format::Parquet => {
+                let reader = ParquetObjectReader::new(Arc::clone(store), file.path().df()?).with_file_size(file.size);
+                let mut stream = ParquetRecordBatchStreamBuilder::new(reader)
+                    .await
+                    .map_err(|e| io(file, e)).df()?
+                    .with_batch_size(batch_size)
+                    .build()
+                    .map_err(|e| io(file, e)).df()?;
+                progress::add_bytes(file.size);
+                while let Some(batch) = stream.try_next().await.map_err(|e| io(file, e)).df()? {
+                    let batch = batch.with_schema(Arc::clone(schema)).map_err(|e| {
+                        io(file, format!("schema differs from the first file's: {e}"))
+                    }).df()?;
+                    if tx.send(Ok(emit(batch, None, 0)?)).await.is_err() {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! JSON Lines: one object per line; `_row` is the 0-based line number, so `_source` + `_row`
+//! find the exact line. Blank lines make no row. Malformed lines fail with `file:line: cause`
+//! or, with `tokq.on_bad_row = 'skip'`, are dropped and counted.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::json::reader::infer_json_schema_from_iterator;
+use datafusion::arrow::json::ReaderBuilder;
+use datafusion::arrow::record_batch::RecordBatch;
+use tokio::io::AsyncBufReadExt;
+
+use super::source::ByteReader;
+use tokq_core::error::{Result, TokqError};
+
+const INFER_LINES: usize = 1000;
+
+/// Lines read from one file: their bytes back to back, and each line's span and 0-based number.
+#[derive(Default)]
+pub struct Lines {
+    buf: Vec<u8>,
+    spans: Vec<(usize, usize, u64)>,
+}
+
+impl Lines {
+    fn line(&self, i: usize) -> &[u8] {
+        let (s, e, _) = self.spans[i];
+        &self.buf[s..e]
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+pub struct LineReader {
+    reader: ByteReader,
+    uri: String,
+    next_line: u64,
+}
+
+impl LineReader {
+    pub fn new(reader: ByteReader, uri: String) -> Self {
+        Self { reader, uri, next_line: 0 }
+    }
+
+    /// Reads up to `max` non-blank lines; an empty result means the end of the file.
+    pub async fn read(&mut self, max: usize) -> Result<Lines> {
+        let mut lines = Lines::default();
+        while lines.len() < max {
+            let start = lines.buf.len();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut lines.buf)
+                .await
+                .map_err(|e| TokqError::BadRow { file: self.uri.clone(), line: self.next_line + 1, cause: e.to_string() })?;
+            if n == 0 {
+                break;
+            }
+            let number = self.next_line;
+            self.next_line += 1;
+            if lines.buf[start..].iter().all(u8::is_ascii_whitespace) {
+                lines.buf.truncate(start);
+                continue;
+            }
+            if lines.buf.last() != Some(&b'\n') {
+                lines.buf.push(b'\n');
+            }
+            lines.spans.push((start, lines.buf.len(), number));
+        }
+        Ok(lines)
+    }
+}
+
+/// A decoded batch, the line number of each of its rows, and the lines that were skipped.
+pub struct Decoded {
+    pub batch: RecordBatch,
+    pub rows: Vec<i64>,
+    pub skipped: u64,
+}
+
+fn decode_all(schema: &SchemaRef, bytes: &[u8], rows: usize) -> std::result::Result<RecordBatch, String> {
+    let bytes = &*super::json_escapes::pairs_as_utf8(bytes);
+    let mut decoder = ReaderBuilder::new(Arc::clone(schema))
+        .with_batch_size(rows.max(1))
+        .build_decoder()
+        .map_err(|e| e.to_string())?;
+    let used = decoder.decode(bytes).map_err(|e| e.to_string())?;
+    if used != bytes.len() {
+        return Err("more than one JSON value on the line".into());
+    }
+    let batch = decoder
+        .flush()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(|| RecordBatch::new_empty(Arc::clone(schema)));
+    if batch.num_rows() != rows {
+        return Err(format!("expected one JSON object per line, got {} values", batch.num_rows()));
+    }
+    Ok(batch)
+}
+
+fn check_line(schema: &SchemaRef, line: &[u8]) -> std::result::Result<(), String> {
+    if let Err(e) = std::str::from_utf8(line) {
+        return Err(format!("invalid UTF-8 at byte {}", e.valid_up_to()));
+    }
+    decode_all(schema, line, 1).map(|_| ())
+}
+
+/// Decodes lines into `schema`. The whole batch is tried first; only when it fails is each line
+/// checked on its own, so clean input pays for one decode.
+pub fn decode(schema: &SchemaRef, uri: &str, lines: &Lines, skip_bad: bool) -> Result<Decoded> {
+    let all_utf8 = std::str::from_utf8(&lines.buf).is_ok();
+    if all_utf8 {
+        if let Ok(batch) = decode_all(schema, &lines.buf, lines.len()) {
+            let rows = lines.spans.iter().map(|s| s.2 as i64).collect();
+            return Ok(Decoded { batch, rows, skipped: 0 });
+        }
+    }
+    let mut good = Vec::with_capacity(lines.buf.len());
+    let mut rows = Vec::with_capacity(lines.len());
+    let mut skipped = 0;
+    for i in 0..lines.len() {
+        let line = lines.line(i);
+        let number = lines.spans[i].2;
+        match check_line(schema, line) {
+            Ok(()) => {
+                good.extend_from_slice(line);
+                rows.push(number as i64);
+            }
+            Err(cause) if !skip_bad => {
+                return Err(TokqError::BadRow { file: uri.to_string(), line: number + 1, cause });
+            }
+            Err(_) => skipped += 1,
+        }
+    }
+    let batch = decode_all(schema, &good, rows.len())
+        .map_err(|cause| TokqError::BadRow { file: uri.to_string(), line: 0, cause })?;
+    Ok(Decoded { batch, rows, skipped })
+}
+
+/// Infers a schema from the first valid lines of a file. A file that has lines but none of them
+/// a JSON object fails with the first line's problem.
+pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
+    let mut lines = LineReader::new(reader, uri.to_string());
+    let sample = lines.read(INFER_LINES).await?;
+    let mut values = Vec::new();
+    let mut first_problem = None;
+    for i in 0..sample.len() {
+        let line = sample.line(i);
+        let parsed = match std::str::from_utf8(line) {
+            Err(e) => Err(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+            Ok(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(v) if v.is_object() => Ok(v),
+                Ok(_) => Err("not a JSON object".to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        match parsed {
+            Ok(v) => values.push(v),
+            Err(cause) => {
+                first_problem.get_or_insert((sample.spans[i].2 + 1, cause));
+            }
+        }
+    }
+    if values.is_empty() {
+        return match first_problem {
+            Some((line, cause)) => Err(TokqError::BadRow {
+                file: uri.to_string(),
+                line,
+                cause: format!("{cause} (no line of the first {} is a JSON object, so no schema can be inferred)", sample.len()),
+            }),
+            None => Ok(None),
+        };
+    }
+    let schema = infer_json_schema_from_iterator(values.into_iter().map(Ok))
+        .map_err(|e| TokqError::Io { uri: uri.to_string(), cause: format!("cannot infer a schema: {e}") })?;
+    Ok(Some(schema))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::{DataType, Field};
+
+    fn reader(text: &'static [u8]) -> ByteReader {
+        Box::pin(tokio::io::BufReader::new(text))
+    }
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, true), Field::new("text", DataType::Utf8, true)]))
+    }
+
+    #[tokio::test]
+    async fn escaped_characters_beyond_u20000_read_right() {
+        let mut r = LineReader::new(reader(b"{\"id\":\"a\",\"text\":\"\\ud841\\udf0e \\ud83d\\ude00\"}\n"), "f".into());
+        let d = decode(&schema(), "f", &r.read(10).await.unwrap(), false).unwrap();
+        let text = d.batch.column(1).as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap();
+        assert_eq!(text.value(0), "\u{2070E} \u{1F600}");
+    }
+
+    #[tokio::test]
+    async fn rows_are_line_numbers_and_blank_lines_are_skipped() {
+        let mut r = LineReader::new(reader(b"{\"id\":\"a\",\"text\":\"x\"}\n\n{\"id\":\"b\",\"text\":\"y\"}"), "f".into());
+        let lines = r.read(10).await.unwrap();
+        let d = decode(&schema(), "f", &lines, false).unwrap();
+        assert_eq!(d.rows, vec![0, 2]);
+        assert_eq!(d.batch.num_rows(), 2);
+        assert!(r.read(10).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn bad_line_fails_with_file_and_line() {
+        let mut r = LineReader::new(reader(b"{\"id\":\"a\"}\n{\"id\": oops}\n"), "f.jsonl".into());
+        let lines = r.read(10).await.unwrap();
+        let e = decode(&schema(), "f.jsonl", &lines, false).err().unwrap().to_string();
+        assert!(e.starts_with("f.jsonl:2: "), "{e}");
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_named() {
+        let mut r = LineReader::new(reader(b"{\"id\":\"\xff\"}\n"), "f".into());
+        let lines = r.read(10).await.unwrap();
+        let e = decode(&schema(), "f", &lines, false).err().unwrap().to_string();
+        assert_eq!(e, "f:1: invalid UTF-8 at byte 7");
+    }
+
+    #[tokio::test]
+    async fn skip_drops_and_counts_bad_lines() {
+        let mut r = LineReader::new(reader(b"[1]\n{\"id\":\"a\"}\nnot json\n{\"id\":\"b\"}{\"id\":\"c\"}\n"), "f".into());
+        let lines = r.read(10).await.unwrap();
+        let d = decode(&schema(), "f", &lines, true).unwrap();
+        assert_eq!((d.rows, d.skipped), (vec![1], 3));
+    }
+
+    #[tokio::test]
+    async fn infers_from_valid_lines() {
+        let s = infer(reader(b"garbage\n{\"id\":\"a\",\"n\":1}\n"), "f").await.unwrap().unwrap();
+        assert_eq!(s.fields().len(), 2);
+    }
+}

@@ -1,0 +1,81 @@
+//! Readers with lineage: `read_jsonl`, `read_csv` and `read_parquet` table functions whose rows
+//! carry `_source` (the file's URI) and `_row` (the 0-based row, or line for JSONL, in that file).
+
+pub(crate) mod files;
+pub(crate) mod format;
+pub(crate) mod json_escapes;
+pub(crate) mod jsonl;
+pub mod progress;
+pub(crate) mod scan;
+pub(crate) mod source;
+pub(crate) mod table;
+
+use tokq_udfs::args::OrDf;
+use std::sync::Arc;
+
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::common::{plan_err, Result, ScalarValue};
+use datafusion::logical_expr::Expr;
+
+use tokq_udfs::args::literal_str;
+use crate::store::{block_on, object_store_url, to_url};
+use format::Format;
+use scan::ScanConfig;
+use table::LineageTable;
+
+/// A `read_*` table function for one format.
+#[derive(Debug)]
+pub struct ReadFiles {
+    name: &'static str,
+    format: fn(&[Expr]) -> Result<Format>,
+}
+
+impl ReadFiles {
+    /// `read_jsonl`.
+    pub fn jsonl() -> Self {
+        Self { name: "read_jsonl", format: |_| Ok(Format::Jsonl) }
+    }
+
+    /// `read_parquet`.
+    pub fn parquet() -> Self {
+        Self { name: "read_parquet", format: |_| Ok(Format::Parquet) }
+    }
+
+    /// `read_csv(path [, has_header BOOLEAN DEFAULT true])`.
+    pub fn csv() -> Self {
+        Self {
+            name: "read_csv",
+            format: |args| match args.get(1) {
+                None => Ok(Format::Csv { has_header: true }),
+                Some(Expr::Literal(ScalarValue::Boolean(Some(b)), _)) => Ok(Format::Csv { has_header: *b }),
+                Some(other) => plan_err!("read_csv: has_header must be true or false, got {other}"),
+            },
+        }
+    }
+
+    /// The SQL name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl TableFunctionImpl for ReadFiles {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let exprs = args.exprs();
+        let Some(first) = exprs.first() else {
+            return plan_err!("{}: expected a path or glob argument", self.name);
+        };
+        let location = literal_str(self.name, "the path or glob", first)?;
+        let format = (self.format)(exprs)?;
+        let url = to_url(&location).df()?;
+        let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;
+        let listed: tokq_core::error::Result<_> = block_on(async {
+            let files = files::list(Arc::clone(&store), &location).await?;
+            let schema = format.infer_schema(&store, &files).await?;
+            Ok((files, schema))
+        });
+        let (files, schema) = listed.df()?;
+        let config = ScanConfig { format, location, files };
+        Ok(Arc::new(LineageTable::try_new(config, Arc::new(schema))?))
+    }
+}

@@ -1,0 +1,43 @@
+//! Opening an input file as a stream of decompressed bytes, counting what was read.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_compression::tokio::bufread::{GzipDecoder, ZstdDecoder};
+use futures::TryStreamExt;
+use object_store::{ObjectStore, ObjectStoreExt};
+use tokio::io::{AsyncBufRead, BufReader};
+use tokio_util::io::StreamReader;
+
+use super::files::FileRef;
+use super::progress;
+use tokq_core::error::{Result, TokqError};
+
+pub type ByteReader = Pin<Box<dyn AsyncBufRead + Send>>;
+
+const READ_BUFFER: usize = 1 << 20;
+
+/// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, or plain).
+pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
+    let got = store
+        .get(&file.path()?)
+        .await
+        .map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
+    let raw = got
+        .into_stream()
+        .inspect_ok(|chunk| progress::add_bytes(chunk.len() as u64))
+        .map_err(std::io::Error::other);
+    let raw = BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw));
+    let uri = file.uri.as_str();
+    Ok(if uri.ends_with(".gz") {
+        let mut d = GzipDecoder::new(raw);
+        d.multiple_members(true);
+        Box::pin(BufReader::with_capacity(READ_BUFFER, d))
+    } else if uri.ends_with(".zst") || uri.ends_with(".zstd") {
+        let mut d = ZstdDecoder::new(raw);
+        d.multiple_members(true);
+        Box::pin(BufReader::with_capacity(READ_BUFFER, d))
+    } else {
+        Box::pin(raw)
+    })
+}

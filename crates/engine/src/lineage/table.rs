@@ -1,0 +1,63 @@
+//! `LineageTable`: the table provider that the `read_*` table functions return.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{plan_err, Result};
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::scan::{scan_plan, with_lineage, LineageSource, ScanConfig};
+use tokq_udfs::TokqOptions;
+
+#[derive(Debug)]
+pub struct LineageTable {
+    config: ScanConfig,
+    file_schema: SchemaRef,
+    schema: SchemaRef,
+}
+
+impl LineageTable {
+    pub fn try_new(config: ScanConfig, file_schema: SchemaRef) -> Result<Self> {
+        let schema = with_lineage(&file_schema)?;
+        Ok(Self { config, file_schema, schema })
+    }
+
+    pub fn config(&self) -> &ScanConfig {
+        &self.config
+    }
+
+    pub fn file_schema(&self) -> &SchemaRef {
+        &self.file_schema
+    }
+}
+
+#[async_trait]
+impl TableProvider for LineageTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let skip_bad = match TokqOptions::from_config(state.config().options()).on_bad_row.as_str() {
+            "fail" => false,
+            "skip" => true,
+            other => return plan_err!("tokq.on_bad_row must be 'fail' or 'skip', got '{other}'"),
+        };
+        let source = LineageSource::try_new(self.config.format, self.config.location.clone(), Arc::clone(&self.file_schema), skip_bad)?;
+        scan_plan(&self.config, source, projection.cloned(), state.config().target_partitions())
+    }
+}

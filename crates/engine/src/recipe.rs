@@ -1,0 +1,237 @@
+//! A recipe file: `${name}` and `${name:-default}` parameters, then statements split at top-level semicolons.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+/// Why a recipe cannot be read; each names the file and line.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[allow(missing_docs)] // the messages say it
+pub enum RecipeError {
+    #[error("{file}:{line}: unknown parameter '${{{name}}}': pass --set {name}=VALUE")]
+    UnknownParam { file: String, line: usize, name: String },
+    #[error("{file}:{line}: unterminated '${{' parameter")]
+    Unterminated { file: String, line: usize },
+    #[error("{file}:{line}: '${{{name}}}' has the default '{default}' here and '{earlier}' earlier: give it once")]
+    ConflictingDefault { file: String, line: usize, name: String, default: String, earlier: String },
+    #[error("{file}: no SQL statements in the recipe")]
+    Empty { file: String },
+}
+
+/// One `${...}` in a recipe: its name, its default if it gives one, and its line.
+struct Param<'a> {
+    name: &'a str,
+    default: Option<&'a str>,
+    line: usize,
+    /// Byte range of the whole `${...}` in the recipe.
+    span: std::ops::Range<usize>,
+}
+
+fn params_of<'a>(path: &str, raw: &'a str) -> Result<Vec<Param<'a>>, RecipeError> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = raw[from..].find("${").map(|i| from + i) {
+        let line = raw[..at].matches('\n').count() + 1;
+        let Some(end) = raw[at..].find('}').map(|i| at + i) else {
+            return Err(RecipeError::Unterminated { file: path.to_string(), line });
+        };
+        let inner = &raw[at + 2..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        found.push(Param { name, default, line, span: at..end + 1 });
+        from = end + 1;
+    }
+    Ok(found)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+/// One statement of a recipe.
+pub struct Statement {
+    /// 1-based position in the recipe.
+    pub number: usize,
+    /// 1-based line of the recipe where the statement starts.
+    pub line: usize,
+    /// Its SQL, comments included.
+    pub sql: String,
+}
+
+impl Statement {
+    /// The first line that is not blank or a comment, for error messages.
+    pub fn first_line(&self) -> &str {
+        self.sql.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("--")).unwrap_or("")
+    }
+}
+
+#[derive(Debug)]
+/// A parsed recipe.
+pub struct Recipe {
+    /// The file it came from, for messages.
+    pub path: String,
+    /// The text after parameter substitution: what runs, and what `tokq.recipe_sha256` hashes.
+    pub text: String,
+    /// In order.
+    pub statements: Vec<Statement>,
+}
+
+impl Recipe {
+    /// Substitutes the parameters in `raw` and splits it into statements.
+    pub fn parse(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Result<Self, RecipeError> {
+        let text = substitute(path, raw, params)?;
+        let statements = split(&text);
+        if statements.is_empty() {
+            return Err(RecipeError::Empty { file: path.to_string() });
+        }
+        Ok(Self { path: path.to_string(), text, statements })
+    }
+
+    /// sha256 of the substituted text: the manifest's `recipe_sha256`.
+    pub fn sha256(&self) -> String {
+        hex::encode(Sha256::digest(self.text.as_bytes()))
+    }
+}
+
+/// Replaces every `${name}` by its `--set` value or its default. A default given once applies to
+/// every use of the name, so a recipe states each default in one place.
+fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Result<String, RecipeError> {
+    let found = params_of(path, raw)?;
+    let mut defaults: BTreeMap<&str, &str> = BTreeMap::new();
+    for p in &found {
+        let Some(d) = p.default else { continue };
+        match defaults.insert(p.name, d) {
+            Some(earlier) if earlier != d => {
+                return Err(RecipeError::ConflictingDefault {
+                    file: path.to_string(),
+                    line: p.line,
+                    name: p.name.to_string(),
+                    default: d.to_string(),
+                    earlier: earlier.to_string(),
+                })
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut at = 0;
+    for p in &found {
+        out.push_str(&raw[at..p.span.start]);
+        match params.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) {
+            Some(v) => out.push_str(v),
+            None => return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string() }),
+        }
+        at = p.span.end;
+    }
+    out.push_str(&raw[at..]);
+    Ok(out)
+}
+
+/// Splits at semicolons outside quotes and comments; drops statements that are only comments.
+fn split(text: &str) -> Vec<Statement> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    let push = |from: usize, to: usize, out: &mut Vec<Statement>| {
+        let sql = &text[from..to];
+        if has_code(sql) {
+            let lead = sql.len() - sql.trim_start().len();
+            let line = text[..from + lead].matches('\n').count() + 1;
+            out.push(Statement { number: out.len() + 1, line, sql: sql.trim().to_string() });
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b';' => {
+                push(start, i, &mut out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    push(start, b.len().min(text.len()), &mut out);
+    out
+}
+
+fn has_code(sql: &str) -> bool {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map(|(_, r)| r).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map(|(_, r)| r).unwrap_or("");
+        } else {
+            return !rest.is_empty();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn splits_outside_quotes_and_comments() {
+        let r = Recipe::parse(
+            "r.sql",
+            "-- head; comment\nSELECT ';' AS a;\n\n/* x; */ SELECT \"b;c\" FROM t;\n-- trailing only\n",
+            &params(&[]),
+        )
+        .unwrap();
+        assert_eq!(r.statements.len(), 2);
+        assert_eq!(r.statements[0].sql, "-- head; comment\nSELECT ';' AS a");
+        assert_eq!(r.statements[0].first_line(), "SELECT ';' AS a");
+        assert_eq!((r.statements[1].number, r.statements[1].line), (2, 4));
+    }
+
+    #[test]
+    fn substitutes_and_names_unknown_params() {
+        let r = Recipe::parse("r.sql", "SELECT '${a}', '${b:-d/}'", &params(&[("a", "x")])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 'x', 'd/'");
+        let r = Recipe::parse("r.sql", "SELECT '${b:-d}'", &params(&[("b", "set")])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 'set'");
+        let e = Recipe::parse("r.sql", "SELECT 1;\nSELECT ${nope}", &params(&[])).unwrap_err();
+        assert_eq!(e.to_string(), "r.sql:2: unknown parameter '${nope}': pass --set nope=VALUE");
+        assert!(matches!(Recipe::parse("r.sql", "-- nothing", &params(&[])), Err(RecipeError::Empty { .. })));
+    }
+
+    #[test]
+    fn a_default_given_once_applies_to_every_use() {
+        let r = Recipe::parse("r.sql", "SELECT ${n}, ${n:-14}, ${n}", &params(&[])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 14, 14, 14");
+        let r = Recipe::parse("r.sql", "SELECT ${n}, ${n:-14}", &params(&[("n", "7")])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 7, 7");
+        let e = Recipe::parse("r.sql", "SELECT ${n:-1};\nSELECT ${n:-2}", &params(&[])).unwrap_err();
+        assert_eq!(e.to_string(), "r.sql:2: '${n}' has the default '2' here and '1' earlier: give it once");
+    }
+
+    #[test]
+    fn hash_covers_substituted_text() {
+        let a = Recipe::parse("r", "SELECT ${x}", &params(&[("x", "1")])).unwrap();
+        let b = Recipe::parse("r", "SELECT ${x}", &params(&[("x", "2")])).unwrap();
+        assert_ne!(a.sha256(), b.sha256());
+    }
+}

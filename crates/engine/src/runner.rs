@@ -1,0 +1,346 @@
+//! Runs a recipe's statements in order, routing Parquet COPY through tokq's writer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
+use crate::lineage::progress;
+use crate::pack::exec::pack_counts;
+use tokq_core::pack::PackCounts;
+use tokq_core::TokqError;
+use crate::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
+
+use crate::components::{self, Components};
+use crate::recipe::{Recipe, Statement};
+use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, RunStats};
+use crate::sink::{self, ParquetTarget, PlanFacts};
+
+/// A statement failed: the one line the CLI prints.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: statement {number} `{first_line}`: {cause}")]
+pub struct StatementError {
+    /// The recipe file.
+    pub file: String,
+    /// The statement's first line in it.
+    pub line: usize,
+    /// The statement's number, from 1.
+    pub number: usize,
+    /// Its first line of SQL.
+    pub first_line: String,
+    /// The innermost cause, on one line.
+    pub cause: String,
+}
+
+/// Runs or explains one recipe on a context (local, or a Ballista client).
+pub struct Runner<'a> {
+    /// Where the statements run.
+    pub ctx: &'a SessionContext,
+    /// What runs.
+    pub recipe: &'a Recipe,
+    /// Told when each statement starts and ends.
+    pub progress: &'a dyn Progress,
+}
+
+enum Kind {
+    Components(Components),
+    Query,
+    ParquetCopy(CopyToStatement),
+    Other,
+}
+
+fn classify(sql: &str) -> Result<Kind> {
+    if let Some(c) = Components::parse(sql) {
+        return Ok(Kind::Components(c?));
+    }
+    let mut parsed = DFParser::parse_sql(sql)?;
+    if parsed.len() != 1 {
+        return Err(DataFusionError::Plan(format!("expected one statement, found {}", parsed.len())));
+    }
+    Ok(match parsed.pop_front() {
+        Some(DfStatement::Statement(s)) if matches!(*s, SqlStatement::Query(_)) => Kind::Query,
+        Some(DfStatement::CopyTo(c)) if is_parquet(&c) => Kind::ParquetCopy(c),
+        _ => Kind::Other,
+    })
+}
+
+fn is_parquet(c: &CopyToStatement) -> bool {
+    match &c.stored_as {
+        Some(s) => s.eq_ignore_ascii_case("parquet"),
+        None => c.target.ends_with(".parquet"),
+    }
+}
+
+fn copy_source_sql(c: &CopyToStatement) -> String {
+    match &c.source {
+        CopyToSource::Query(q) => q.to_string(),
+        CopyToSource::Relation(name) => format!("SELECT * FROM {name}"),
+    }
+}
+
+fn copy_options(c: &CopyToStatement) -> Vec<(String, String)> {
+    c.options
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+/// The files of the scans that carry `_row` on: the statement's input rows, for its accounting.
+/// Scans that read other columns only (lookup tables joined in) are not input rows.
+fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    let _ = plan.apply(|p| {
+        if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
+            if p.schema().column_with_name(ROW_COLUMN).is_some() {
+                files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    files
+}
+
+fn rows_from(files: &BTreeSet<String>) -> u64 {
+    let snap = progress::snapshot();
+    files.iter().filter_map(|f| snap.per_source.get(f)).map(|c| c.rows).sum()
+}
+
+/// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
+fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
+    let mut total = None;
+    let _ = plan.apply(|p| {
+        if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
+            *total.get_or_insert(0) += file_groups(config).iter().flatten().map(|f| f.size).sum::<u64>();
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    total
+}
+
+/// What the statements of a run wrote.
+#[derive(Default)]
+struct Done {
+    /// Packing counts of the statements that packed in this process.
+    packing: Option<PackCounts>,
+    outputs: Vec<OutputStats>,
+    accounting: Vec<Accounting>,
+    components: Vec<ComponentsStats>,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner that shows no progress.
+    pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
+        Self { ctx, recipe, progress: &NoProgress }
+    }
+
+    fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
+        StatementError {
+            file: self.recipe.path.clone(),
+            line: stmt.line,
+            number: stmt.number,
+            first_line: stmt.first_line().to_string(),
+            cause: root_cause(&e),
+        }
+    }
+
+    /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes.
+    fn options_key(&self) -> String {
+        let state = self.ctx.state();
+        let entries = state.config_options().entries();
+        entries.iter().filter(|e| e.key.starts_with("tokq.")).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
+    }
+
+    /// Plans a Parquet COPY through tokq's writer: its query's logical plan, the writer's plan and
+    /// what committing needs. The footer's facts load the tokenizers, which `explain` skips.
+    async fn plan_copy(&self, stmt: &Statement, copy: &CopyToStatement, with_facts: bool) -> Result<(LogicalPlan, Arc<dyn ExecutionPlan>, sink::PlannedCopy)> {
+        let target = ParquetTarget::new(&copy.target, &copy_options(copy))?;
+        let df = self.ctx.sql(&copy_source_sql(copy)).await?;
+        let facts = if with_facts { sink::plan_facts(df.logical_plan())? } else { PlanFacts::default() };
+        let input = df.into_unoptimized_plan();
+        let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
+        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.sha256(), &run_key).await?;
+        Ok((input, plan, planned))
+    }
+
+    /// Runs every statement in order; stops at the first error.
+    pub async fn run(&self) -> Result<RunStats, StatementError> {
+        let started = Instant::now();
+        progress::reset();
+        let mut done = Done::default();
+        for stmt in &self.recipe.statements {
+            self.run_one(stmt, &mut done).await.map_err(|e| self.wrap(stmt, e))?;
+        }
+        let Done { outputs, accounting, components, packing } = done;
+        let snap = progress::snapshot();
+        Ok(RunStats {
+            recipe: self.recipe.path.clone(),
+            recipe_sha256: self.recipe.sha256(),
+            wall_seconds: started.elapsed().as_secs_f64(),
+            rows_read: snap.rows_read,
+            bytes_read: snap.bytes_read,
+            bad_rows_skipped: snap.bad_rows,
+            sources: snap.per_source,
+            packing: packing.filter(|p| p.docs > 0),
+            outputs,
+            accounting,
+            components,
+        })
+    }
+
+    async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {
+        let Done { outputs, accounting, components, packing } = done;
+        match classify(&stmt.sql)? {
+            Kind::Components(c) => {
+                self.progress.start(&format!("statement {} (components)", stmt.number), None);
+                let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
+                self.progress.finish();
+                components.push(stats?);
+            }
+            Kind::ParquetCopy(copy) => {
+                if !copy.partitioned_by.is_empty() {
+                    return Err(DataFusionError::Plan(
+                        "PARTITIONED BY is not supported by tokq's Parquet writer: write one COPY per partition value".into(),
+                    ));
+                }
+                let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
+                self.progress.start(&format!("statement {}", stmt.number), input_bytes(&plan));
+                let inputs = lineage_input_files(&plan);
+                let rows_before = rows_from(&inputs);
+                let written = sink::write(self.ctx, Arc::clone(&plan), &planned).await;
+                self.progress.finish();
+                let written = written?;
+                if let Some(c) = pack_counts(&plan) {
+                    let total = packing.get_or_insert_with(PackCounts::default);
+                    *total = total.add(&c);
+                }
+                let target = &planned.target;
+                outputs.push(OutputStats::new(&target.location, &written.manifest, &written.files, false));
+                if let (Some(r), Some(m)) = (&target.rejects, &written.rejects) {
+                    outputs.push(OutputStats::new(&r.location, m, &written.files, true));
+                    // Input files whose output an interrupted run committed were not read again.
+                    let resumed: BTreeMap<_, _> = written.files.iter().filter(|f| f.resumed).filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect();
+                    accounting.push(Accounting {
+                        statement: stmt.number,
+                        input_rows: rows_from(&inputs) - rows_before + resumed.values().sum::<u64>(),
+                        kept: written.manifest.rows,
+                        kept_target: target.location.clone(),
+                        rejected: m.rows,
+                        rejects_target: r.location.clone(),
+                    });
+                }
+            }
+            Kind::Query => {
+                let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
+                self.progress.start(&format!("statement {}", stmt.number), input_bytes(&plan));
+                let batches = collect(plan, self.ctx.task_ctx()).await;
+                self.progress.finish();
+                println!("{}", pretty_format_batches(&batches?)?);
+            }
+            Kind::Other => {
+                self.ctx.sql(&stmt.sql).await?.collect().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints each statement's logical and physical plan. Definitions (tables, views, SET) run,
+    /// so that later statements can be planned; nothing is read or written.
+    pub async fn explain(&self) -> Result<String, StatementError> {
+        let mut out = String::new();
+        for stmt in &self.recipe.statements {
+            let text = match self.explain_one(stmt).await {
+                Ok(text) => text,
+                // Typically the output of an earlier COPY, which explain does not write.
+                Err(e) if is_no_input(&e) => format!("not planned: {} (explain does not run earlier statements' writes)\n", root_cause(&e)),
+                Err(e) => return Err(self.wrap(stmt, e)),
+            };
+            out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.first_line()));
+        }
+        Ok(out)
+    }
+
+    async fn explain_one(&self, stmt: &Statement) -> Result<String> {
+        let sql = match classify(&stmt.sql)? {
+            Kind::Components(c) => {
+                // An empty stand-in with the result's schema, so later statements can be planned.
+                let (a, rel) = (&c.a, &c.relation);
+                self.ctx.sql(&format!("CREATE VIEW {} AS SELECT {a} AS node, {a} AS component FROM {rel} WHERE false", c.name)).await?.collect().await?;
+                return Ok(format!("connected components of {rel} ({a}, {}) in rounds of SQL under {}\n", c.b, c.location));
+            }
+            Kind::ParquetCopy(copy) => {
+                // The writer's plan as it will run, so that the layout shows on the SinkExec line.
+                let (input, plan, _) = self.plan_copy(stmt, &copy, false).await?;
+                let logical = self.ctx.state().optimize(&input)?;
+                return Ok(format!("logical plan:\n{}\nphysical plan:\n{}", logical.display_indent(), displayable(plan.as_ref()).indent(true)));
+            }
+            Kind::Query => stmt.sql.clone(),
+            Kind::Other => {
+                let plan = self.ctx.state().create_logical_plan(&stmt.sql).await?;
+                match &plan {
+                    // CREATE TABLE AS: show its query's plans and define an empty table in its place.
+                    LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(c)) => {
+                        let schema = Arc::new(c.input.schema().as_arrow().clone());
+                        self.ctx.register_table(c.name.clone(), Arc::new(EmptyTable::new(schema)))?;
+                        return self.plans(c.input.as_ref().clone()).await;
+                    }
+                    LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) => {
+                        self.ctx.execute_logical_plan(plan.clone()).await?.collect().await?;
+                        return Ok(format!("logical plan:\n{}\n", plan.display_indent()));
+                    }
+                    _ => stmt.sql.clone(),
+                }
+            }
+        };
+        let plan = self.ctx.state().create_logical_plan(&sql).await?;
+        self.plans(plan).await
+    }
+
+    async fn plans(&self, plan: LogicalPlan) -> Result<String> {
+        let state = self.ctx.state();
+        let optimized = state.optimize(&plan)?;
+        let physical = state.create_physical_plan(&plan).await?;
+        Ok(format!(
+            "logical plan:\n{}\nphysical plan:\n{}",
+            optimized.display_indent(),
+            displayable(physical.as_ref()).indent(true)
+        ))
+    }
+}
+
+fn is_no_input(e: &DataFusionError) -> bool {
+    matches!(e.find_root(), DataFusionError::External(b) if matches!(b.downcast_ref::<TokqError>(), Some(TokqError::NoInput(_))))
+}
+
+/// The innermost cause of an error, on one line: the message of the deepest DataFusion error,
+/// or of the error it carries (a [`TokqError`] names its file, line or value itself).
+pub fn root_cause(e: &DataFusionError) -> String {
+    use datafusion::arrow::error::ArrowError;
+    let cause = match e.find_root() {
+        DataFusionError::External(inner) => inner.to_string(),
+        DataFusionError::ArrowError(a, _) => match a.as_ref() {
+            ArrowError::ExternalError(inner) => inner.to_string(),
+            other => other.to_string(),
+        },
+        DataFusionError::Plan(m)
+        | DataFusionError::Execution(m)
+        | DataFusionError::NotImplemented(m)
+        | DataFusionError::Configuration(m)
+        | DataFusionError::ResourcesExhausted(m) => m.clone(),
+        other => other.strip_backtrace(),
+    };
+    cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}

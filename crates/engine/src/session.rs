@@ -1,0 +1,41 @@
+//! The session every role shares: tokq options, object stores, and all tokq functions.
+
+use std::sync::Arc;
+
+use datafusion::error::Result;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use crate::store::TokqObjectStoreRegistry;
+use tokq_udfs::TokqOptions;
+
+/// Adds what every node needs to a config: the `tokq.*` options (a key whose extension is not
+/// registered on a node is silently dropped there).
+pub fn with_tokq(config: SessionConfig) -> SessionConfig {
+    if config.options().extensions.get::<TokqOptions>().is_some() {
+        return config;
+    }
+    config.with_option_extension(TokqOptions::default()).with_information_schema(true)
+}
+
+/// The runtime every role uses: tokq's object stores.
+pub fn runtime() -> Result<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(TokqObjectStoreRegistry::new())).build_arc()
+}
+
+/// DataFusion's default state on tokq's object stores and optimizer rules, before any tokq
+/// function is added.
+pub fn base_state(config: SessionConfig) -> Result<SessionState> {
+    let mut builder = SessionStateBuilder::new().with_config(config).with_runtime_env(runtime()?).with_default_features();
+    for rule in crate::physical_optimizer_rules() {
+        builder = builder.with_physical_optimizer_rule(rule);
+    }
+    Ok(builder.build())
+}
+
+/// A local (single-process) context with every tokq function registered.
+pub fn local_context(config: SessionConfig) -> Result<SessionContext> {
+    let ctx = SessionContext::new_with_state(base_state(with_tokq(config))?);
+    crate::register_all(&ctx);
+    Ok(ctx)
+}

@@ -1,0 +1,284 @@
+//! `COPY ... STORED AS PARQUET` through tokq's writer. The files are written where the plan runs
+//! ([`super::exec`]: locally, or on the executors of a cluster); this side parses the COPY,
+//! plans the output table, and commits: stale files out, then the manifest, written last.
+
+use tokq_udfs::args::OrDf;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, StringArray};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::file_options::parquet_writer::parse_compression_string;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::source_as_provider;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::physical_plan::{collect, ExecutionPlan};
+use datafusion::prelude::SessionContext;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use sha2::{Digest, Sha256};
+
+use crate::pack::table::PackTable;
+use tokq_core::pack::PackOptions;
+use crate::sink::exec::kept_schema;
+use crate::sink::part::{writer_properties, Part, Target};
+use crate::sink::table::SinkTable;
+use crate::sink::{external, journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
+
+use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
+
+pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
+pub const DEFAULT_ROW_GROUP_BYTES: usize = 1 << 20;
+pub const DEFAULT_REJECT_COLUMN: &str = "filter_reason";
+
+/// What the user asked of a Parquet COPY.
+#[derive(Debug, Clone)]
+pub struct ParquetTarget {
+    pub location: String,
+    pub compression: String,
+    pub max_row_group_rows: usize,
+    pub max_row_group_bytes: usize,
+    pub rejects: Option<RejectsTarget>,
+}
+
+impl ParquetTarget {
+    pub fn new(location: &str, options: &[(String, String)]) -> Result<Self> {
+        if location.ends_with(".parquet") {
+            return Err(DataFusionError::Plan(format!(
+                "COPY target '{location}': tokq writes a directory of part files and a manifest; \
+                 give a directory such as '{}/'",
+                location.trim_end_matches(".parquet")
+            )));
+        }
+        let mut t = Self {
+            location: location.to_string(),
+            compression: DEFAULT_COMPRESSION.to_string(),
+            max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
+            rejects: None,
+        };
+        let mut reject_column = None;
+        let positive = |key: &str, value: &str| {
+            value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                DataFusionError::Plan(format!("{key} must be a positive integer, got '{value}'"))
+            })
+        };
+        for (key, value) in options {
+            match key.strip_prefix("format.").unwrap_or(key) {
+                "compression" => {
+                    parse_compression_string(value)?;
+                    t.compression = value.to_lowercase();
+                }
+                "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
+                "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
+                "rejects" => {
+                    let location = value.trim_end_matches('/').to_string() + "/";
+                    if location == t.location.trim_end_matches('/').to_string() + "/" {
+                        return Err(DataFusionError::Plan(format!("COPY option 'rejects' must differ from the target '{}'", t.location)));
+                    }
+                    t.rejects = Some(RejectsTarget { location: value.to_string(), column: DEFAULT_REJECT_COLUMN.into() });
+                }
+                "reject_column" => reject_column = Some(value.to_string()),
+                other => {
+                    return Err(DataFusionError::Plan(format!(
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes, rejects, reject_column)"
+                    )))
+                }
+            }
+        }
+        match (&mut t.rejects, reject_column) {
+            (Some(r), Some(c)) => r.column = c,
+            (None, Some(_)) => {
+                return Err(DataFusionError::Plan("COPY option 'reject_column' needs 'rejects', the directory for rejected rows".into()))
+            }
+            _ => {}
+        }
+        Ok(t)
+    }
+}
+
+/// What the footer records about how a plan made its rows.
+#[derive(Debug, Default)]
+pub struct PlanFacts {
+    /// Tokenizer specs used by `tokenize` / `token_count` anywhere in the plan, with file hashes.
+    pub tokenizers: Vec<TokenizerRecord>,
+    /// The options of `pack_tokens`, when the rows are packed.
+    pub packing: Option<PackOptions>,
+}
+
+/// Walks a plan and the inputs of the packing tables it scans.
+fn walk(plan: &LogicalPlan, specs: &mut BTreeMap<String, ()>, packing: &mut Option<PackOptions>) -> Result<()> {
+    plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            if let Some(pack) = source_as_provider(&scan.source).ok().as_deref().and_then(|p| p.downcast_ref::<PackTable>()) {
+                *packing = Some(pack.options().clone());
+                walk(pack.input(), specs, packing)?;
+            }
+        }
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e {
+                    if matches!(f.name(), "tokenize" | "token_count") {
+                        if let Some(Expr::Literal(v, _)) = f.args.get(1) {
+                            if let Some(s) = v.try_as_str().flatten() {
+                                specs.insert(s.to_string(), ());
+                            }
+                        }
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    })?;
+    Ok(())
+}
+
+pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
+    let (mut specs, mut packing) = (BTreeMap::new(), None);
+    walk(plan, &mut specs, &mut packing)?;
+    let tokenizers = specs
+        .into_keys()
+        .map(|spec| {
+            let t = tokq_core::tokenize::cached(&spec).df()?;
+            Ok(TokenizerRecord { spec, sha256: t.sha256.clone() })
+        })
+        .collect::<Result<_>>()?;
+    Ok(PlanFacts { tokenizers, packing })
+}
+
+/// A planned COPY: the output table's plan and what committing it needs.
+pub struct PlannedCopy {
+    pub target: ParquetTarget,
+    pub facts: PlanFacts,
+    pub recipe_sha256: String,
+    opts: SinkOptions,
+    input_schema: SchemaRef,
+}
+
+/// Plans writing `input` to `target`. `run_key` names the statement among reruns (see
+/// `SinkOptions::run_key`).
+pub async fn plan(
+    ctx: &SessionContext,
+    input: LogicalPlan,
+    target: ParquetTarget,
+    facts: PlanFacts,
+    recipe_sha256: &str,
+    run_key: &str,
+) -> Result<(Arc<dyn ExecutionPlan>, PlannedCopy)> {
+    let mut metadata = vec![
+        ("tokq.format_version".to_string(), FORMAT_VERSION.to_string()),
+        ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(external)?),
+        ("tokq.recipe_sha256".to_string(), recipe_sha256.to_string()),
+        ("tokq.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+    ];
+    if let Some(p) = &facts.packing {
+        metadata.push(("tokq.packing".into(), serde_json::to_string(p).map_err(external)?));
+    }
+    let opts = SinkOptions {
+        location: target.location.clone(),
+        compression: target.compression.clone(),
+        max_row_group_rows: target.max_row_group_rows,
+        max_row_group_bytes: target.max_row_group_bytes,
+        rejects: target.rejects.clone(),
+        metadata,
+        run_key: hex::encode(Sha256::digest(format!("{}\n{recipe_sha256}\n{run_key}", env!("CARGO_PKG_VERSION")))),
+    };
+    let input_schema = Arc::new(input.schema().as_arrow().clone());
+    let table = SinkTable::try_new(input, opts.clone())?;
+    let plan = ctx.read_table(Arc::new(table))?.create_physical_plan().await?;
+    Ok((plan, PlannedCopy { target, facts, recipe_sha256: recipe_sha256.to_string(), opts, input_schema }))
+}
+
+pub struct Written {
+    pub manifest: Manifest,
+    /// The rejects output's manifest, when the COPY has `'rejects'`.
+    pub rejects: Option<Manifest>,
+    /// Every file, with the process that wrote it.
+    pub files: Vec<WrittenFile>,
+}
+
+/// Runs a planned COPY and commits its outputs.
+pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &PlannedCopy) -> Result<Written> {
+    let runtime = ctx.runtime_env();
+    let (store, dir) = store_and_dir(&runtime, &copy.target.location)?;
+    let rejects = copy.target.rejects.as_ref().map(|r| store_and_dir(&runtime, &r.location)).transpose()?;
+    // A manifest lists finished files: the old one goes before any of them changes.
+    for (s, d) in std::iter::once((&store, &dir)).chain(rejects.as_ref().map(|(s, d)| (s, d))) {
+        match s.delete(&d.clone().join(MANIFEST_NAME)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(external(e)),
+        }
+    }
+    let mut files = Vec::new();
+    for batch in collect(plan, ctx.task_ctx()).await? {
+        let column = batch.column(0).as_any().downcast_ref::<StringArray>().ok_or_else(|| DataFusionError::Internal("sink output is not text".into()))?;
+        for i in 0..column.len() {
+            files.push(serde_json::from_str::<WrittenFile>(column.value(i)).map_err(external)?);
+        }
+    }
+    let layout = files.first().map_or(Layout::Source, |f| f.layout);
+    let (kept_schema, _) = kept_schema(&copy.input_schema, &copy.opts)?;
+    let props = writer_properties(&copy.opts)?;
+    let records = |rejects: bool| files.iter().filter(|f| f.rejects == rejects).map(|f| f.record.clone()).collect::<Vec<_>>();
+    let commit = |store: Arc<dyn ObjectStore>, dir: Path, location: String, schema: SchemaRef, records: Vec<FileRecord>| {
+        let target = Target { store, dir, schema, props: props.clone() };
+        async move { commit(&target, &location, records, layout, copy).await }
+    };
+    let rejects = match (rejects, &copy.target.rejects) {
+        (Some((s, d)), Some(r)) => Some(commit(s, d, r.location.clone(), Arc::clone(&copy.input_schema), records(true)).await?),
+        _ => None,
+    };
+    let manifest = commit(store, dir, copy.target.location.clone(), kept_schema, records(false)).await?;
+    Ok(Written { manifest, rejects, files })
+}
+
+/// Removes stale and unfinished files, writes the manifest, then drops the journal.
+async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, layout: Layout, copy: &PlannedCopy) -> Result<Manifest> {
+    // An output without rows still gets one empty part, so that readers find its schema.
+    if files.is_empty() {
+        files.extend(Part::new(target, Some("part-00000.parquet".into())).finish(true).await?);
+    }
+    remove_stale(&target.store, &target.dir, &files).await?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        tokq_version: env!("CARGO_PKG_VERSION").to_string(),
+        recipe_sha256: copy.recipe_sha256.clone(),
+        tokenizers: copy.facts.tokenizers.clone(),
+        compression: copy.target.compression.clone(),
+        layout,
+        rows: files.iter().map(|f| f.rows).sum(),
+        tokens: files.iter().map(|f| f.tokens).sum(),
+        padding_tokens: files.iter().map(|f| f.padding_tokens).sum(),
+        packing: copy.facts.packing.clone(),
+        bytes: files.iter().map(|f| f.bytes).sum(),
+        files,
+    };
+    let body = serde_json::to_vec_pretty(&manifest).map_err(external)?;
+    target.store.put(&target.dir.clone().join(MANIFEST_NAME), PutPayload::from(body)).await.map_err(external)?;
+    journal::clear(&target.store, &target.dir, location).await?;
+    Ok(manifest)
+}
+
+/// Removes part files of an earlier run that this run did not write, and unfinished files.
+async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
+    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(external)?;
+    let stale = listed.into_iter().filter(|m| {
+        let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
+        let rel = rel.as_ref();
+        (rel.starts_with('.') && rel.ends_with(TMP_SUFFIX))
+            || (rel.starts_with("part-") && rel.ends_with(".parquet") && !keep.iter().any(|f| f.path == rel))
+    });
+    let mut deletes = futures::stream::iter(stale.map(|m| {
+        let store = Arc::clone(store);
+        async move { store.delete(&m.location).await }
+    }))
+    .buffer_unordered(8);
+    while let Some(r) = deletes.next().await {
+        r.map_err(external)?;
+    }
+    Ok(())
+}

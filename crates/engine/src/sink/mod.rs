@@ -1,0 +1,127 @@
+//! Parallel Parquet output. [`exec::SinkExec`] writes the files of each partition on whichever
+//! process runs that partition (the local runner, or a Ballista executor) and returns what it
+//! wrote; the runner then commits the manifest. Each file is written under a hidden temporary
+//! name and renamed into place when complete, so readers never see a partial file.
+//!
+//! Two layouts ([`Layout`]):
+//! - **source**: one file per input file (named from the input's URI), for plans that keep each input file's rows together
+//!   and in order (scans, filters, projections). The files are then byte-identical whatever the
+//!   partitions, executors or threads, and a rerun after a crash skips the files already
+//!   committed ([`journal`]).
+//! - **partition**: one file per partition (named from its content), for plans that exchange rows (joins, GROUP BY,
+//!   packing). The rows are the same on every run, but which file holds a row, and in what
+//!   order, depends on the partitions.
+
+pub(crate) mod commit;
+pub(crate) mod exec;
+pub(crate) mod journal;
+pub(crate) mod layout;
+pub mod manifest;
+pub(crate) mod part;
+pub(crate) mod table;
+
+use tokq_udfs::args::OrDf;
+use std::sync::Arc;
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use object_store::path::Path;
+use object_store::ObjectStore;
+use serde::{Deserialize, Serialize};
+
+pub(crate) use commit::{plan, plan_facts, write, ParquetTarget, PlanFacts, PlannedCopy};
+pub use layout::Layout;
+
+/// Suffix of files being written; readers skip them (hidden, and not `*.parquet`).
+/// The suffix of a file being written (hidden, renamed into place when complete).
+pub const TMP_SUFFIX: &str = ".tokq-tmp";
+
+/// Where rejected rows go: rows whose `column` is not NULL (a filter's reason) are written there,
+/// with that column; the others go to the main target, without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectsTarget {
+    /// The rejects directory.
+    pub location: String,
+    /// The reason column.
+    pub column: String,
+}
+
+/// Everything an executor needs to write a statement's output. It travels in the plan, so it
+/// holds no credentials: stores come from each process's own environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SinkOptions {
+    /// The output directory.
+    pub location: String,
+    /// The Parquet codec (`zstd(3)`).
+    pub compression: String,
+    /// A row group ends at this many rows...
+    pub max_row_group_rows: usize,
+    /// ...or at this many bytes.
+    pub max_row_group_bytes: usize,
+    /// Where rejected rows go, if the COPY splits them off.
+    pub rejects: Option<RejectsTarget>,
+    /// Parquet footer key/values.
+    pub metadata: Vec<(String, String)>,
+    /// Names what the statement computes (tokq version, recipe, statement, partitions). A rerun
+    /// with the same key and the same input files trusts the journal of committed files.
+    pub run_key: String,
+}
+
+/// A complete output file, as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Relative to the output directory.
+    pub path: String,
+    /// Rows in the file.
+    pub rows: u64,
+    /// Token ids, padding excluded.
+    pub tokens: u64,
+    /// Padding ids in `input_ids` (padded rows), not counted in `tokens`.
+    pub padding_tokens: u64,
+    /// The file's size.
+    pub bytes: u64,
+    /// The file's sha256.
+    pub sha256: String,
+    /// The input file whose rows it holds (source layout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// One file a sink partition wrote (or found committed by an earlier run): a row of
+/// [`exec::SinkExec`]'s output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrittenFile {
+    /// In the rejects directory rather than the main one.
+    pub rejects: bool,
+    /// The file as the manifest lists it.
+    pub record: FileRecord,
+    /// The layout it was written in.
+    pub layout: Layout,
+    /// How many rows the scan read from the file's source (source layout): the accounting of
+    /// work a rerun did not redo.
+    pub source_rows: Option<u64>,
+    /// The process that wrote it, `host pid N`.
+    pub writer: String,
+    /// Committed by an earlier, interrupted run of the same statement, and not rewritten.
+    pub resumed: bool,
+}
+
+/// An error of another library as DataFusion carries it.
+pub fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// The object store and directory of an output location.
+pub fn store_and_dir(runtime: &RuntimeEnv, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
+    let url = crate::store::to_url(location).df()?;
+    let store = runtime.object_store(crate::store::object_store_url(&url)?)?;
+    let dir = Path::from_url_path(url.path()).map_err(external)?;
+    Ok((store, dir))
+}
+
+/// The name of a source-layout part file: from its input file's URI, so that every task and
+/// every rerun agree on it without knowing the other inputs.
+pub fn source_part_name(uri: &str) -> String {
+    use sha2::Digest;
+    format!("part-{}.parquet", &hex::encode(sha2::Sha256::digest(uri.as_bytes()))[..16])
+}

@@ -1,0 +1,115 @@
+//! What a run did: rows read, files written, every input row's fate. The CLI prints it and writes
+//! it as `--stats-json`; the Python package returns it as a dict.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use crate::sink::WrittenFile;
+use crate::lineage::progress;
+use tokq_core::pack::PackCounts;
+
+pub use crate::components::ComponentsStats;
+
+/// What one COPY wrote to one directory, from its manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputStats {
+    /// The output directory.
+    pub target: String,
+    /// Files in the manifest.
+    pub files: usize,
+    /// Rows written.
+    pub rows: u64,
+    /// Token ids written, padding excluded.
+    pub tokens: u64,
+    /// Padding ids written.
+    pub padding_tokens: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Files per writing process (`host pid N`): the local runner, or the executors of a cluster.
+    pub writers: BTreeMap<String, usize>,
+    /// Files an interrupted earlier run had committed, kept rather than written again.
+    pub resumed_files: usize,
+}
+
+impl OutputStats {
+    /// The stats of one output directory; `rejects` picks which of the COPY's files are its own.
+    pub(crate) fn new(target: &str, m: &crate::sink::manifest::Manifest, files: &[WrittenFile], rejects: bool) -> Self {
+        let mine = || files.iter().filter(move |f| f.rejects == rejects);
+        let mut writers = BTreeMap::new();
+        for f in mine().filter(|f| !f.resumed) {
+            *writers.entry(f.writer.clone()).or_default() += 1;
+        }
+        Self {
+            target: target.to_string(),
+            files: m.files.len(),
+            rows: m.rows,
+            tokens: m.tokens,
+            padding_tokens: m.padding_tokens,
+            bytes: m.bytes,
+            writers,
+            resumed_files: mine().filter(|f| f.resumed).count(),
+        }
+    }
+}
+
+/// Where the input rows of a COPY with rejects went. Locally `input_rows` counts the rows read by
+/// its scans that carry `_row` (lookup tables joined in without it do not count), so a query
+/// that drops rows before the split shows them as unaccounted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accounting {
+    /// The COPY's statement number.
+    pub statement: usize,
+    /// Rows its scans read (with `_row`).
+    pub input_rows: u64,
+    /// Rows written to the main output.
+    pub kept: u64,
+    /// The main output directory.
+    pub kept_target: String,
+    /// Rows written to the rejects.
+    pub rejected: u64,
+    /// The rejects directory.
+    pub rejects_target: String,
+}
+
+/// What a run read and wrote: the CLI's summary and `--stats-json`.
+#[derive(Debug, Serialize)]
+pub struct RunStats {
+    /// The recipe's path.
+    pub recipe: String,
+    /// sha256 of the recipe after parameter substitution.
+    pub recipe_sha256: String,
+    /// Wall time of the whole run.
+    pub wall_seconds: f64,
+    /// Rows read by this process's scans.
+    pub rows_read: u64,
+    /// Input bytes read by this process's scans (compressed size).
+    pub bytes_read: u64,
+    /// Malformed rows skipped (`--on-bad-row skip`).
+    pub bad_rows_skipped: u64,
+    /// Rows read per input file.
+    pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
+    /// Packing counts, when this process packed rows.
+    pub packing: Option<PackCounts>,
+    /// One entry per output directory written.
+    pub outputs: Vec<OutputStats>,
+    /// One entry per COPY with rejects.
+    pub accounting: Vec<Accounting>,
+    /// One entry per `CREATE COMPONENTS`.
+    pub components: Vec<ComponentsStats>,
+}
+
+
+/// What a host shows while a statement runs (the CLI's progress bar; nothing by default).
+pub trait Progress: Send + Sync {
+    /// A statement starts; `total_bytes` is its input size when planning knows it.
+    fn start(&self, label: &str, total_bytes: Option<u64>);
+    /// The statement has ended, well or not.
+    fn finish(&self);
+}
+
+/// Shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: &str, _: Option<u64>) {}
+    fn finish(&self) {}
+}

@@ -1,0 +1,143 @@
+//! Object stores for every role: local files, and `s3://` buckets configured from the usual AWS
+//! environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+//! `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`). One client per bucket, made on first use and then shared.
+
+use tokq_udfs::args::OrDf;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use datafusion::error::Result as DfResult;
+use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::{ObjectStore, ObjectStoreExt};
+use url::Url;
+
+use tokq_core::error::{Result, TokqError};
+
+/// Object stores by scheme and bucket, made on first use.
+#[derive(Debug, Default)]
+pub struct TokqObjectStoreRegistry {
+    stores: RwLock<HashMap<String, Arc<dyn ObjectStore>>>,
+}
+
+/// The store-root of a location (`file://`, `s3://bucket`): the registry key, and the prefix a
+/// store-relative path is appended to after a '/'.
+pub fn store_url(url: &Url) -> String {
+    format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""))
+}
+
+/// The DataFusion object-store URL of a location's store.
+pub fn object_store_url(url: &Url) -> DfResult<ObjectStoreUrl> {
+    ObjectStoreUrl::parse(store_url(url))
+}
+
+impl TokqObjectStoreRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ObjectStoreRegistry for TokqObjectStoreRegistry {
+    fn register_store(&self, url: &Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        self.stores.write().unwrap_or_else(|p| p.into_inner()).insert(store_url(url), store)
+    }
+
+    fn get_store(&self, url: &Url) -> DfResult<Arc<dyn ObjectStore>> {
+        let k = store_url(url);
+        if let Some(s) = self.stores.read().unwrap_or_else(|p| p.into_inner()).get(&k) {
+            return Ok(Arc::clone(s));
+        }
+        let store = new_store(url).df()?;
+        let mut stores = self.stores.write().unwrap_or_else(|p| p.into_inner());
+        Ok(Arc::clone(stores.entry(k).or_insert(store)))
+    }
+}
+
+fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
+    match url.scheme() {
+        "file" => Ok(Arc::new(LocalFileSystem::new())),
+        "s3" => {
+            let bucket = url.host_str().ok_or_else(|| TokqError::Io {
+                uri: url.to_string(),
+                cause: "an s3 URI needs a bucket: s3://BUCKET/key".into(),
+            })?;
+            let s3 = AmazonS3Builder::from_env().with_bucket_name(bucket).build().map_err(|e| {
+                TokqError::Io { uri: url.to_string(), cause: format!("cannot configure S3: {e}") }
+            })?;
+            Ok(Arc::new(s3))
+        }
+        other => Err(TokqError::Io {
+            uri: url.to_string(),
+            cause: format!("unsupported scheme '{other}': use a local path or s3://"),
+        }),
+    }
+}
+
+/// Turns a user path (relative, absolute, `file://` or `s3://`) into a URL.
+pub fn to_url(location: &str) -> Result<Url> {
+    if location.contains("://") {
+        return Url::parse(location)
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: format!("not a URL: {e}") });
+    }
+    let path = std::path::absolute(location)
+        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    // Object-store paths reject `..`, so resolve it lexically as a shell user expects.
+    let mut clean = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    Url::from_file_path(&clean)
+        .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn relative_paths_resolve_dot_dot() {
+        let cwd = std::env::current_dir().unwrap();
+        let url = super::to_url("../x/./y.jsonl").unwrap();
+        let want = cwd.parent().unwrap().join("x/y.jsonl");
+        assert_eq!(url.to_file_path().unwrap(), want);
+    }
+}
+
+/// Reads a whole small object (a tokenizer file), local or remote.
+pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
+    let url = to_url(location)?;
+    if url.scheme() == "file" {
+        let path = url.to_file_path().map_err(|_| TokqError::Io {
+            uri: location.into(),
+            cause: "not a local path".into(),
+        })?;
+        return std::fs::read(&path)
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() });
+    }
+    let store = new_store(&url)?;
+    let path = object_store::path::Path::from_url_path(url.path())
+        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    block_on(async move {
+        let got = store.get(&path).await?;
+        got.bytes().await
+    })
+    .map(|b| b.to_vec())
+    .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })
+}
+
+/// Runs a future to completion from synchronous code (UDF bodies, table functions), inside or
+/// outside a multi-threaded tokio runtime.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| h.block_on(f))
+        }
+        _ => futures::executor::block_on(f),
+    }
+}

@@ -1,8 +1,0 @@
-//! Deduplication: `text_hash` for exact duplicates, MinHash signatures and LSH bands for near
-//! duplicates (datatrove's `MinhashDedupSignature`, bit for bit), and exact shingle Jaccard for
-//! verifying candidate pairs. Clustering runs as SQL rounds in the runner (`CREATE COMPONENTS`).
-
-pub mod hash;
-pub mod minhash;
-pub mod permutations;
-pub mod udf;
