@@ -26,7 +26,7 @@ pub fn read_bytes(uri: &str) -> Result<Vec<u8>> {
 }
 
 /// The loader a host without object stores gets: plain paths and `file://` URIs.
-pub fn read_local(uri: &str) -> Result<Vec<u8>> {
+fn read_local(uri: &str) -> Result<Vec<u8>> {
     let path = uri.strip_prefix("file://").unwrap_or(uri);
     if path.contains("://") {
         return Err(TokqError::Io {

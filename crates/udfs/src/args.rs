@@ -10,8 +10,9 @@ use datafusion::common::{exec_err, DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::{ColumnarValue, Expr};
 use tokq_core::TokqError;
 
-/// A tokq error as DataFusion carries it, so the runner can find it again with `find_root`.
-pub fn df(e: TokqError) -> DataFusionError {
+/// An error of tokq or of another library (serde, object_store) as DataFusion carries it, so the
+/// runner can find it again with `find_root`.
+pub fn df(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
@@ -43,16 +44,6 @@ impl<'a> Consts<'a> {
     /// Whether every argument from `first` on is known, so that they can be checked now.
     pub fn known_from(&self, first: usize) -> bool {
         self.values.iter().skip(first).all(Option::is_some)
-    }
-
-    /// How many arguments the call has.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// Whether the call has no arguments.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
     }
 
     fn error(&self, cause: String) -> TokqError {

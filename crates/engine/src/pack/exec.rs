@@ -23,6 +23,7 @@ use futures::{Stream, StreamExt};
 
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use tokq_core::pack::{PackCounts, PackOptions, PackedRow, Packer};
+use tokq_udfs::tokenize::ids_type;
 
 pub const NAME: &str = "PackExec";
 
@@ -32,10 +33,6 @@ const BATCH_TOKENS: usize = 1 << 20;
 
 fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new_list_field(item, true)))
-}
-
-fn ids_type() -> DataType {
-    DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, false)))
 }
 
 /// The packed schema: `input_ids`, `n_tokens`, `doc_offsets`, `first_offset`, optionally

@@ -2,7 +2,7 @@
 //! ([`super::exec`]: locally, or on the executors of a cluster); this side parses the COPY,
 //! plans the output table, and commits: stale files out, then the manifest, written last.
 
-use tokq_udfs::args::OrDf;
+use tokq_udfs::args::{df, OrDf};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ use tokq_core::pack::PackOptions;
 use crate::sink::exec::kept_schema;
 use crate::sink::part::{writer_properties, Part, Target};
 use crate::sink::table::SinkTable;
-use crate::sink::{external, journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
+use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
 use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
 
@@ -170,12 +170,12 @@ pub async fn plan(
 ) -> Result<(Arc<dyn ExecutionPlan>, PlannedCopy)> {
     let mut metadata = vec![
         ("tokq.format_version".to_string(), FORMAT_VERSION.to_string()),
-        ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(external)?),
+        ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(df)?),
         ("tokq.recipe_sha256".to_string(), recipe_sha256.to_string()),
         ("tokq.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
     ];
     if let Some(p) = &facts.packing {
-        metadata.push(("tokq.packing".into(), serde_json::to_string(p).map_err(external)?));
+        metadata.push(("tokq.packing".into(), serde_json::to_string(p).map_err(df)?));
     }
     let opts = SinkOptions {
         location: target.location.clone(),
@@ -209,14 +209,14 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     for (s, d) in std::iter::once((&store, &dir)).chain(rejects.as_ref().map(|(s, d)| (s, d))) {
         match s.delete(&d.clone().join(MANIFEST_NAME)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(external(e)),
+            Err(e) => return Err(df(e)),
         }
     }
     let mut files = Vec::new();
     for batch in collect(plan, ctx.task_ctx()).await? {
         let column = batch.column(0).as_any().downcast_ref::<StringArray>().ok_or_else(|| DataFusionError::Internal("sink output is not text".into()))?;
         for i in 0..column.len() {
-            files.push(serde_json::from_str::<WrittenFile>(column.value(i)).map_err(external)?);
+            files.push(serde_json::from_str::<WrittenFile>(column.value(i)).map_err(df)?);
         }
     }
     let layout = files.first().map_or(Layout::Source, |f| f.layout);
@@ -257,15 +257,15 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
         bytes: files.iter().map(|f| f.bytes).sum(),
         files,
     };
-    let body = serde_json::to_vec_pretty(&manifest).map_err(external)?;
-    target.store.put(&target.dir.clone().join(MANIFEST_NAME), PutPayload::from(body)).await.map_err(external)?;
+    let body = serde_json::to_vec_pretty(&manifest).map_err(df)?;
+    target.store.put(&target.dir.clone().join(MANIFEST_NAME), PutPayload::from(body)).await.map_err(df)?;
     journal::clear(&target.store, &target.dir, location).await?;
     Ok(manifest)
 }
 
 /// Removes part files of an earlier run that this run did not write, and unfinished files.
 async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
-    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(external)?;
+    let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(df)?;
     let stale = listed.into_iter().filter(|m| {
         let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
         let rel = rel.as_ref();
@@ -278,7 +278,7 @@ async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileReco
     }))
     .buffer_unordered(8);
     while let Some(r) = deletes.next().await {
-        r.map_err(external)?;
+        r.map_err(df)?;
     }
     Ok(())
 }

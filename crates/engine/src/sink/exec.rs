@@ -1,6 +1,7 @@
 //! `SinkExec`: writes each input partition's rows as Parquet files where the partition runs, and
 //! returns one row per file written, as JSON ([`WrittenFile`]).
 
+use tokq_udfs::args::df;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock};
@@ -19,7 +20,7 @@ use futures::TryStreamExt;
 use super::journal::{self, Entry};
 use super::layout::{runs_by_source, source_groups, without_files, Layout};
 use super::part::{writer_properties, Target, Unit};
-use super::{external, source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
+use super::{source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
 use crate::lineage::progress;
 use crate::lineage::scan::SOURCE_COLUMN;
 
@@ -124,7 +125,7 @@ impl ExecutionPlan for SinkExec {
         let (input, opts) = (Arc::clone(&self.input), self.opts.clone());
         let written = async move {
             let files = write_partition(input, partition, context, &opts).await?;
-            let json = files.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(external)?;
+            let json = files.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(df)?;
             Ok(RecordBatch::try_new(written_schema(), vec![Arc::new(StringArray::from(json))])?)
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(written_schema(), futures::stream::once(written))))

@@ -4,6 +4,7 @@
 //! size and whose files are still there with theirs, and does not read that input file again. The
 //! runner removes the journal once the manifest is written.
 
+use tokq_udfs::args::df;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{external, FileRecord};
+use super::{FileRecord};
 
 pub const JOURNAL_DIR: &str = "_tokq_journal";
 
@@ -34,8 +35,8 @@ pub fn folder(out_dir: &Path, run_key: &str) -> Path {
 }
 
 pub async fn record(store: &Arc<dyn ObjectStore>, folder: &Path, part: &str, entry: &Entry) -> Result<()> {
-    let body = serde_json::to_vec(entry).map_err(external)?;
-    store.put(&folder.clone().join(format!("{part}.json").as_str()), PutPayload::from(body)).await.map_err(external)?;
+    let body = serde_json::to_vec(entry).map_err(df)?;
+    store.put(&folder.clone().join(format!("{part}.json").as_str()), PutPayload::from(body)).await.map_err(df)?;
     Ok(())
 }
 
@@ -53,7 +54,7 @@ pub async fn read(
     kept_dir: &Path,
     rejects: Option<(&Arc<dyn ObjectStore>, &Path)>,
 ) -> Result<BTreeMap<String, Entry>> {
-    let listed: Vec<_> = store.list(Some(folder)).try_collect().await.map_err(external)?;
+    let listed: Vec<_> = store.list(Some(folder)).try_collect().await.map_err(df)?;
     let mut entries = BTreeMap::new();
     for meta in listed {
         let Ok(got) = store.get(&meta.location).await else { continue };
@@ -73,9 +74,9 @@ pub async fn read(
 /// Removes the journal of an output directory.
 pub async fn clear(store: &Arc<dyn ObjectStore>, out_dir: &Path, location: &str) -> Result<()> {
     let folder = out_dir.clone().join(JOURNAL_DIR);
-    let listed: Vec<_> = store.list(Some(&folder)).try_collect().await.map_err(external)?;
+    let listed: Vec<_> = store.list(Some(&folder)).try_collect().await.map_err(df)?;
     for meta in listed {
-        store.delete(&meta.location).await.map_err(external)?;
+        store.delete(&meta.location).await.map_err(df)?;
     }
     // Local folders outlive their files; object stores have none.
     if let Some(path) = crate::store::to_url(location).ok().and_then(|u| u.to_file_path().ok()) {

@@ -20,10 +20,10 @@ pub mod manifest;
 pub(crate) mod part;
 pub(crate) mod table;
 
-use tokq_udfs::args::OrDf;
+use tokq_udfs::args::{df, OrDf};
 use std::sync::Arc;
 
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use object_store::path::Path;
 use object_store::ObjectStore;
@@ -106,16 +106,11 @@ pub struct WrittenFile {
     pub resumed: bool,
 }
 
-/// An error of another library as DataFusion carries it.
-pub fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
-}
-
 /// The object store and directory of an output location.
 pub fn store_and_dir(runtime: &RuntimeEnv, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let url = crate::store::to_url(location).df()?;
     let store = runtime.object_store(crate::store::object_store_url(&url)?)?;
-    let dir = Path::from_url_path(url.path()).map_err(external)?;
+    let dir = Path::from_url_path(url.path()).map_err(df)?;
     Ok((store, dir))
 }
 

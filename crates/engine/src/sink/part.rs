@@ -1,6 +1,7 @@
 //! Writing one part file: Parquet through a hashing, counting writer to a hidden temporary name,
 //! renamed into place when complete.
 
+use tokq_udfs::args::df;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,7 +22,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
 
-use super::{external, FileRecord, SinkOptions, TMP_SUFFIX};
+use super::{FileRecord, SinkOptions, TMP_SUFFIX};
 
 /// Rows per write into the Parquet writer. The writer cuts pages and row groups at boundaries
 /// that depend on how rows arrive, so rows always arrive in slices of this size counted from
@@ -160,7 +161,7 @@ impl Part {
         let sha256 = hex::encode(sink.hash.finalize());
         let name = self.name.unwrap_or_else(|| format!("part-{}.parquet", &sha256[..16]));
         let path = self.target.dir.clone().join(name.as_str());
-        self.target.store.rename(&tmp, &path).await.map_err(external)?;
+        self.target.store.rename(&tmp, &path).await.map_err(df)?;
         Ok(Some(FileRecord {
             path: name,
             rows,
