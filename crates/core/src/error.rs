@@ -19,6 +19,9 @@ pub enum TokqError {
 
     #[error("{uri}: {cause}")]
     Io { uri: String, cause: String },
+
+    #[error("fastText model {uri}: {cause}")]
+    Model { uri: String, cause: String },
 }
 
 pub type Result<T, E = TokqError> = std::result::Result<T, E>;

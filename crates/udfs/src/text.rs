@@ -2,22 +2,11 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::logical_expr::ScalarUDF;
 
-use crate::kit::{doc, str_fn, str_fn_struct, unary, Cell, Row, Substrings};
+use crate::kit::{doc, str_fn, unary, Substrings};
 use tokq_core::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
-use tokq_core::text::language::detect_language;
 use tokq_core::text::words::split_words;
-
-/// `detect_language`'s struct.
-fn language_fields() -> Vec<Field> {
-    vec![
-        Field::new("lang", DataType::Utf8, true),
-        Field::new("iso639_3", DataType::Utf8, true),
-        Field::new("score", DataType::Float64, true),
-    ]
-}
 
 /// Every text function.
 pub fn functions() -> Vec<Arc<ScalarUDF>> {
@@ -70,30 +59,6 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
             .with_argument("text", "The text to normalize.")
             .with_argument("form", "A constant: 'NFC', 'NFKC', 'NFD' or 'NFKD' (any case).")
             .with_sql_example("```sql\nSELECT normalize_text('ﬁne', 'NFKC');\n```")
-            .build(),
-        ),
-        str_fn_struct::<Row>(
-            "detect_language",
-            1..=1,
-            language_fields(),
-            |_| {
-                Ok(Box::new(|t| {
-                    let d = detect_language(t);
-                    Some(Row(vec![
-                        Cell::Str(d.as_ref().map(|d| d.lang.clone())),
-                        Cell::Static(d.as_ref().map(|d| d.iso639_3)),
-                        Cell::F64(d.as_ref().map(|d| d.score)),
-                    ]))
-                }))
-            },
-            doc(
-                "Identifies the language of a text with an embedded model of 69 languages (whatlang), offline. \
-                 Returns a struct {lang: ISO 639-1 code where one exists, iso639_3, score in [0, 1]}; the fields \
-                 are NULL when no language is recognised, and the struct is NULL for NULL text.",
-                "detect_language(text)",
-            )
-            .with_argument("text", "The text to identify.")
-            .with_sql_example("```sql\nSELECT detect_language('Der schnelle braune Fuchs springt über den faulen Hund.')['lang'];\n```")
             .build(),
         ),
     ]

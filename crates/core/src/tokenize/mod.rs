@@ -7,8 +7,7 @@ pub mod hf;
 pub mod spec;
 pub mod tiktoken;
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -175,17 +174,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-static CACHE: LazyLock<Mutex<HashMap<String, Arc<Tokenizer>>>> = LazyLock::new(Default::default);
+static CACHE: crate::load::Cache<Tokenizer> = crate::load::Cache::new();
 
 /// The tokenizer for `spec`, loaded on first use in this process and shared afterwards.
 pub fn cached(spec: &str) -> Result<Arc<Tokenizer>> {
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(t) = cache.get(spec) {
-        return Ok(Arc::clone(t));
-    }
-    let t = Arc::new(Tokenizer::load(spec)?);
-    cache.insert(spec.to_string(), Arc::clone(&t));
-    Ok(t)
+    CACHE.get_or_load(spec, Tokenizer::load)
 }
 
 #[cfg(test)]

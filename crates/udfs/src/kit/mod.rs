@@ -36,7 +36,7 @@ use tokq_core::TokqError;
 
 use crate::args::{df, Consts};
 pub use str_fn::{str_fn, str_fn_struct, unary, Kernel};
-pub use value::{Cell, Row, Substrings, Value};
+pub use value::{Cell, Row, Scores, Substrings, Value};
 
 /// The documentation section of every tokq function.
 pub const SECTION: DocSection = DocSection { include: true, label: "tokq functions", description: None };

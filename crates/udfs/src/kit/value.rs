@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, UInt64Builder,
+    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, StructBuilder, UInt64Builder,
 };
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
@@ -214,6 +214,46 @@ impl Value for Vec<u64> {
             }
             None => b.append_null(),
         }
+    }
+    fn finish(mut b: Self::Builder) -> Result<ArrayRef> {
+        Ok(Arc::new(b.finish()))
+    }
+}
+
+/// Labels with scores, best first (`List<Struct<label: Utf8, score: Float64>>`), such as a
+/// classifier's top-k predictions.
+pub struct Scores(pub Vec<(Arc<str>, f64)>);
+
+impl Scores {
+    /// The struct of one element.
+    pub fn fields() -> Fields {
+        Fields::from(vec![Field::new("label", DataType::Utf8, false), Field::new("score", DataType::Float64, false)])
+    }
+}
+
+impl Value for Scores {
+    type Builder = ListBuilder<StructBuilder>;
+    fn data_type() -> Option<DataType> {
+        Some(DataType::List(Arc::new(Field::new_list_field(DataType::Struct(Self::fields()), false))))
+    }
+    fn builder(rows: usize, _: &DataType) -> Result<Self::Builder> {
+        let item = StructBuilder::from_fields(Self::fields(), rows);
+        Ok(ListBuilder::with_capacity(item, rows).with_field(Arc::new(Field::new_list_field(DataType::Struct(Self::fields()), false))))
+    }
+    fn append(b: &mut Self::Builder, v: Option<Self>, _: &str) {
+        let Some(Scores(scores)) = v else { return b.append_null() };
+        let item = b.values();
+        for (label, score) in scores {
+            // The field builders are the ones `fields()` declares, so they are found.
+            if let Some(l) = item.field_builder::<StringBuilder>(0) {
+                l.append_value(&*label);
+            }
+            if let Some(s) = item.field_builder::<Float64Builder>(1) {
+                s.append_value(score);
+            }
+            item.append(true);
+        }
+        b.append(true);
     }
     fn finish(mut b: Self::Builder) -> Result<ArrayRef> {
         Ok(Arc::new(b.finish()))
