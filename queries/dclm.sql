@@ -19,9 +19,8 @@ COPY (
 ) TO '${output:-out/dclm/}' STORED AS PARQUET
   OPTIONS ('rejects' '${rejects:-out/dclm-rejects/}');
 
-SELECT filter_reason IS NULL AS kept, count(*) AS documents,
-       round(avg(quality_score), 4) AS mean_score
-FROM (SELECT filter_reason, quality_score FROM read_parquet('${output:-out/dclm/}')
-      UNION ALL
-      SELECT filter_reason, quality_score FROM read_parquet('${rejects:-out/dclm-rejects/}'))
-GROUP BY 1 ORDER BY 1;
+SELECT 'kept' AS documents, count(*) AS n, round(avg(quality_score), 4) AS mean_score
+FROM read_parquet('${output:-out/dclm/}')
+UNION ALL
+SELECT 'rejected', count(*), round(avg(quality_score), 4)
+FROM read_parquet('${rejects:-out/dclm-rejects/}');

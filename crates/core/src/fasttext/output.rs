@@ -115,11 +115,12 @@ fn sigmoid_exact(x: f32) -> f32 {
     (1.0 / (1.0 + (-x).exp()) as f64) as f32
 }
 
+/// fastText's softmax: its unqualified `exp` is C's double `exp`, rounded back to float.
 fn softmax(x: &mut [f32]) {
     let max = x.iter().fold(x[0], |m, &v| m.max(v));
     let mut z = 0.0f32;
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
+        *v = ((*v - max) as f64).exp() as f32;
         z += *v;
     }
     x.iter_mut().for_each(|v| *v /= z);
