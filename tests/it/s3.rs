@@ -89,6 +89,42 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
     assert_eq!(strip(remote_rows), strip(rows(&read_output(&local).batch)));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fasttext_model_on_s3_gives_the_local_files_answers() {
+    let (Some(endpoint), Some(lid)) = (endpoint(), crate::classify::lid176()) else { return };
+    let store = bucket(&endpoint, "test", "test");
+    store.put(&Path::from("models/lid.176.ftz"), PutPayload::from(std::fs::read(&lid).unwrap())).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write(tmp.path(), "docs.jsonl", crate::classify::DOCS);
+    let recipe = write(
+        tmp.path(),
+        "lid.sql",
+        format!(
+            "COPY (SELECT id AS doc_id, _source, _row, detect_language(text, 'fasttext:${{model}}') AS language, \
+             fasttext_predict(text, '${{model}}', 3) AS top3 FROM read_jsonl('{}')) TO '${{output}}' STORED AS PARQUET;",
+            input.display()
+        ),
+    );
+    let run = |model: &str, out: &std::path::Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tokq"))
+            .args(["run", recipe.to_str().unwrap(), "--quiet", "--set", &format!("model={model}")])
+            .args(["--set", &format!("output={}/", out.display())])
+            .env("AWS_ENDPOINT", &endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read_output(out).batch
+    };
+    let (remote, local) = (run(&format!("s3://{BUCKET}/models/lid.176.ftz"), &tmp.path().join("s3")), run(&lid, &tmp.path().join("local")));
+    for name in ["language", "top3"] {
+        assert_eq!(remote.column_by_name(name), local.column_by_name(name), "{name}");
+    }
+}
+
 /// On a cluster: scheduler and executors get the store from their own environment.
 #[cfg(feature = "cluster")]
 mod on_a_cluster {
