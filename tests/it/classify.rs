@@ -25,6 +25,23 @@ pub const DOCS: &str = r#"{"id": "en", "text": "All human beings are born free a
 {"id": "short", "text": "ok 42"}
 "#;
 
+/// Writes [`DOCS`] and a recipe labelling them with the fastText model `${model}` (language,
+/// top 3, English score) into `${output}`; returns the recipe. The cluster and S3 tests compare
+/// its output with a local run's.
+pub fn labelling_recipe(dir: &std::path::Path) -> std::path::PathBuf {
+    let input = write(dir, "docs.jsonl", DOCS);
+    let sql = format!(
+        "COPY (SELECT id AS doc_id, _source, _row, detect_language(text, 'fasttext:${{model}}') AS language, \
+         fasttext_predict(text, '${{model}}', 3) AS top3, fasttext_score(text, '${{model}}', 'en') AS en \
+         FROM read_jsonl('{}')) TO '${{output}}' STORED AS PARQUET;",
+        input.display()
+    );
+    write(dir, "label.sql", sql)
+}
+
+/// The columns [`labelling_recipe`] computes.
+pub const LABELS: [&str; 4] = ["doc_id", "language", "top3", "en"];
+
 #[test]
 fn fineweb_lid_labels_every_row_and_rejects_other_languages_with_a_reason() {
     let Some(lid) = lid176() else { return };

@@ -247,24 +247,15 @@ fn fasttext_language_id_on_a_cluster_equals_the_local_run() {
     let Some(lid) = crate::classify::lid176() else { return };
     let cluster = start(2);
     let tmp = tempfile::tempdir().unwrap();
-    let input = write(tmp.path(), "docs.jsonl", crate::classify::DOCS);
-    let recipe = write(
-        tmp.path(),
-        "lid.sql",
-        format!(
-            "COPY (SELECT id AS doc_id, _source, _row, detect_language(text, 'fasttext:{lid}') AS language, \
-             fasttext_predict(text, '{lid}', 3) AS top3, fasttext_score(text, '{lid}', 'en') AS en \
-             FROM read_jsonl('{}')) TO '${{output}}' STORED AS PARQUET;",
-            input.display()
-        ),
-    );
+    let recipe = crate::classify::labelling_recipe(tmp.path());
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
-    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--set", &format!("output={}/", local.display())]);
+    let model = format!("model={lid}");
+    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--set", &model, "--set", &format!("output={}/", local.display())]);
     let url = cluster.url();
-    tokq_ok(&["run", "--cluster", &url, recipe.to_str().unwrap(), "--quiet", "--set", &format!("output={}/", remote.display())]);
+    tokq_ok(&["run", "--cluster", &url, recipe.to_str().unwrap(), "--quiet", "--set", &model, "--set", &format!("output={}/", remote.display())]);
     let (a, b) = (read_output(&local).batch, read_output(&remote).batch);
     assert_eq!(a.num_rows(), 5);
-    for name in ["doc_id", "language", "top3", "en"] {
+    for name in crate::classify::LABELS {
         assert_eq!(a.column_by_name(name), b.column_by_name(name), "{name}: executors load the model and give the local answers");
     }
 }

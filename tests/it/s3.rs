@@ -95,16 +95,7 @@ async fn a_fasttext_model_on_s3_gives_the_local_files_answers() {
     let store = bucket(&endpoint, "test", "test");
     store.put(&Path::from("models/lid.176.ftz"), PutPayload::from(std::fs::read(&lid).unwrap())).await.unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let input = write(tmp.path(), "docs.jsonl", crate::classify::DOCS);
-    let recipe = write(
-        tmp.path(),
-        "lid.sql",
-        format!(
-            "COPY (SELECT id AS doc_id, _source, _row, detect_language(text, 'fasttext:${{model}}') AS language, \
-             fasttext_predict(text, '${{model}}', 3) AS top3 FROM read_jsonl('{}')) TO '${{output}}' STORED AS PARQUET;",
-            input.display()
-        ),
-    );
+    let recipe = crate::classify::labelling_recipe(tmp.path());
     let run = |model: &str, out: &std::path::Path| {
         let o = Command::new(env!("CARGO_BIN_EXE_tokq"))
             .args(["run", recipe.to_str().unwrap(), "--quiet", "--set", &format!("model={model}")])
@@ -120,7 +111,7 @@ async fn a_fasttext_model_on_s3_gives_the_local_files_answers() {
         read_output(out).batch
     };
     let (remote, local) = (run(&format!("s3://{BUCKET}/models/lid.176.ftz"), &tmp.path().join("s3")), run(&lid, &tmp.path().join("local")));
-    for name in ["language", "top3"] {
+    for name in crate::classify::LABELS {
         assert_eq!(remote.column_by_name(name), local.column_by_name(name), "{name}");
     }
 }
