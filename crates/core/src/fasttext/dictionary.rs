@@ -190,9 +190,8 @@ impl Dictionary {
 
     /// The input rows of one line, in fastText's order: per word its rows (an unknown word its
     /// n-grams only), the end-of-line token `</s>` last, then the word n-grams.
-    pub(super) fn line(&self, text: &str, rows: &mut Vec<u32>, scratch: &mut Vec<u8>) {
-        rows.clear();
-        let mut hashes: Vec<i32> = Vec::new();
+    pub(super) fn line(&self, text: &str) -> Vec<u32> {
+        let (mut rows, mut bracketed, mut hashes) = (Vec::new(), Vec::new(), Vec::<i32>::new());
         let words = text.as_bytes().split(|&b| is_space(b)).filter(|w| !w.is_empty());
         for token in words.chain(std::iter::once(EOS)) {
             let h = fnv(token);
@@ -209,8 +208,8 @@ impl Dictionary {
                 None if token.starts_with(LABEL_PREFIX) => {}
                 None => {
                     if token != EOS {
-                        bracket(scratch, token);
-                        self.char_ngrams(scratch, rows);
+                        bracket(&mut bracketed, token);
+                        self.char_ngrams(&bracketed, &mut rows);
                     }
                     hashes.push(h as i32);
                 }
@@ -220,7 +219,8 @@ impl Dictionary {
                 break;
             }
         }
-        self.word_ngrams_of(&hashes, rows);
+        self.word_ngrams_of(&hashes, &mut rows);
+        rows
     }
 
     /// fastText's `addWordNgrams`: the hashes are sign-extended, as fastText stores them as int32.

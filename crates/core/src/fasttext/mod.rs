@@ -110,7 +110,7 @@ impl Model {
             return Vec::new();
         }
         self.loss
-            .predict(&self.output, &hidden, self.labels.len(), k.min(self.labels.len()), &mut Vec::new())
+            .predict(&self.output, &hidden, self.labels.len(), k.min(self.labels.len()))
             .into_iter()
             .map(|(log_p, label)| Prediction { label, score: log_p.exp() })
             .collect()
@@ -131,13 +131,12 @@ impl Model {
     /// fastText leaves it out (below `1e-5` under hierarchical softmax), as datatrove counts it.
     pub fn score(&self, text: &str, label: usize) -> f32 {
         let Some(hidden) = self.hidden(text) else { return 0.0 };
-        self.loss.score_of(&self.output, &hidden, self.labels.len(), label, &mut Vec::new()).map_or(0.0, f32::exp)
+        self.loss.score_of(&self.output, &hidden, self.labels.len(), label).map_or(0.0, f32::exp)
     }
 
     /// The average of the text's input rows, or None when it has none.
     fn hidden(&self, text: &str) -> Option<Vec<f32>> {
-        let (mut rows, mut word) = (Vec::new(), Vec::new());
-        self.dict.line(text, &mut rows, &mut word);
+        let rows = self.dict.line(text);
         if rows.is_empty() {
             return None;
         }

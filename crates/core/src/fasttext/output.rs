@@ -50,18 +50,12 @@ impl Output {
     }
 
     /// The `k` best labels as (log score, label), best first.
-    pub(super) fn predict(&self, wo: &Matrix, hidden: &[f32], labels: usize, k: usize, scratch: &mut Vec<f32>) -> Vec<Scored> {
+    pub(super) fn predict(&self, wo: &Matrix, hidden: &[f32], labels: usize, k: usize) -> Vec<Scored> {
         let mut top = TopK::new(k);
         match self {
             Output::Tree(tree) => walk(tree, wo, hidden, labels, &mut top),
             _ => {
-                scratch.clear();
-                scratch.extend((0..labels).map(|i| wo.dot_row(hidden, i)));
-                match self {
-                    Output::Sigmoid(table) => scratch.iter_mut().for_each(|x| *x = sigmoid(table, *x)),
-                    _ => softmax(scratch),
-                }
-                for (i, &p) in scratch.iter().enumerate() {
+                for (i, p) in self.probabilities(wo, hidden, labels).into_iter().enumerate() {
                     // fastText's threshold is 0: every label qualifies, and the heap keeps the best.
                     let s = std_log(p);
                     if !top.full_above(s) {
@@ -72,24 +66,25 @@ impl Output {
         }
         top.into_sorted()
     }
-}
 
-impl Output {
+    /// Every label's probability under softmax or sigmoids (not the tree, which is walked).
+    fn probabilities(&self, wo: &Matrix, hidden: &[f32], labels: usize) -> Vec<f32> {
+        let mut p: Vec<f32> = (0..labels).map(|i| wo.dot_row(hidden, i)).collect();
+        match self {
+            Output::Sigmoid(table) => p.iter_mut().for_each(|x| *x = sigmoid(table, *x)),
+            _ => softmax(&mut p),
+        }
+        p
+    }
+
     /// The log score fastText's `predict` with every label (`k = -1`) reports for `label`, or
     /// None when it leaves the label out: under hierarchical softmax, a path that falls below
-    /// `log(1e-5)` on the way down.
-    pub(super) fn score_of(&self, wo: &Matrix, hidden: &[f32], labels: usize, label: usize, scratch: &mut Vec<f32>) -> Option<f32> {
-        let Output::Tree(tree) = self else {
-            // Every label qualifies under softmax and sigmoids; the others only normalise.
-            scratch.clear();
-            scratch.extend((0..labels).map(|i| wo.dot_row(hidden, i)));
-            return Some(std_log(match self {
-                Output::Sigmoid(table) => sigmoid(table, scratch[label]),
-                _ => {
-                    softmax(scratch);
-                    scratch[label]
-                }
-            }));
+    /// `log(1e-5)` on the way down. Every label qualifies under softmax and sigmoids.
+    pub(super) fn score_of(&self, wo: &Matrix, hidden: &[f32], labels: usize, label: usize) -> Option<f32> {
+        let tree = match self {
+            Output::Tree(tree) => tree,
+            Output::Sigmoid(table) => return Some(std_log(sigmoid(table, wo.dot_row(hidden, label)))),
+            Output::Softmax => return Some(std_log(self.probabilities(wo, hidden, labels)[label])),
         };
         // The path from the root: fastText's walk adds the same terms in the same order.
         let mut path = vec![label];
