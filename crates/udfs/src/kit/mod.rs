@@ -38,6 +38,10 @@ use crate::args::{df, Consts};
 pub use str_fn::{str_fn, str_fn_struct, unary, Kernel};
 pub use value::{Cell, Row, Scores, Substrings, Value};
 
+/// How a documentation example begins when it needs a file the reader brings (a model): the
+/// generated reference shows it without running it.
+pub const NEEDS_FILE: &str = "-- needs ";
+
 /// The documentation section of every tokq function.
 pub const SECTION: DocSection = DocSection { include: true, label: "tokq functions", description: None };
 
