@@ -59,6 +59,11 @@ impl Dictionary {
             )));
         }
         let (size, nwords) = (size as usize, nwords as usize);
+        // Each entry takes at least 10 bytes (a NUL, its count, its type): a larger size is corrupt,
+        // and must not reserve memory for entries that are not there.
+        if size > r.remaining() / 10 {
+            return Err(ModelError(format!("the dictionary claims {size} entries, more than the file holds: it is truncated")));
+        }
         let mut entries = Vec::with_capacity(size);
         let mut counts = Vec::with_capacity(size);
         for i in 0..size {

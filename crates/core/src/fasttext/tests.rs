@@ -119,6 +119,13 @@ fn corrupt_or_truncated_files_fail_with_the_file_name() {
         assert!(e.starts_with("fastText model m.ftz: "), "{e}");
         assert!(!e.contains('\n'), "{e}");
     }
+    // A dictionary size far beyond the file fails at once instead of reserving memory for it.
+    let mut huge = bytes.clone();
+    let at = 8 + 12 * 4 + 8; // header, twelve int arguments, t
+    huge[at..at + 4].copy_from_slice(&(i32::MAX - 1).to_le_bytes());
+    huge[at + 4..at + 8].copy_from_slice(&(i32::MAX - 4).to_le_bytes()); // words; 3 labels
+    let e = Model::from_bytes("m.bin", &huge).err().unwrap().to_string();
+    assert!(e.contains("more than the file holds"), "{e}");
     let mut wrong = bytes.clone();
     wrong[0] ^= 1;
     assert!(Model::from_bytes("m.bin", &wrong).err().unwrap().to_string().contains("wrong magic number"));
