@@ -5,6 +5,9 @@ pub enum TokqError {
     #[error("{file}:{line}: {cause}")]
     BadRow { file: String, line: u64, cause: String },
 
+    #[error("{file}: offset {offset}: {cause}")]
+    BadRecord { file: String, offset: u64, cause: String },
+
     #[error("tokenizer '{spec}': {cause}")]
     Tokenizer { spec: String, cause: String },
 

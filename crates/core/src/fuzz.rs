@@ -115,3 +115,45 @@ proptest! {
         exercise(&text);
     }
 }
+
+/// Pieces of WARC headers, HTTP messages and URLs, for the web parsers.
+fn web_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop::sample::select(vec![
+        &b"WARC/1.0\r\n"[..], b"HTTP/1.1 200 OK\r\n", b"GET / HTTP/1.1\r\n", b"Content-Length: 5\r\n", b"Content-Length: 99999999999\r\n",
+        b"Transfer-Encoding: chunked\r\n", b"Content-Encoding: gzip\r\n", b"Content-Encoding: deflate\r\n", b"Content-Encoding: br\r\n",
+        b"\r\n", b"\n", b" folded\r\n", b"5\r\nhello\r\n", b"0\r\n\r\n", b"fffffffff\r\n", b"\x1f\x8b\x08\x00", b"\x78\x9c", b"\x0b\x02",
+        b"\x00", b"\xff\xfe", b":", b"<p>", b"https://a.b/", b"[::1]", b"@", b"xn--", b"%20", b" ",
+    ]);
+    prop::collection::vec(prop_oneof![pieces.prop_map(<[u8]>::to_vec), prop::collection::vec(any::<u8>(), 0..20)], 0..40)
+        .prop_map(|v| v.concat())
+}
+
+fn exercise_web(bytes: &[u8]) {
+    use crate::web::{http::Message, suffix::Suffixes, url, warc::Header};
+    if let Ok(h) = Header::parse(bytes) {
+        let _ = (h.content_length(), h.target_uri(), h.record_type());
+    }
+    if let Some(m) = Message::parse(bytes) {
+        assert!(m.payload().len() as u64 <= crate::web::http::MAX_DECODED.max(bytes.len() as u64));
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let _ = url::host(&text);
+    let suffixes = Suffixes::parse("com\nco.uk\n*.ck\n!www.ck\n").expect("a valid list");
+    let parts = suffixes.split(&text);
+    let _ = (parts.registered_domain(), parts.fqdn());
+    let _ = Suffixes::parse(&text);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn web_parsers_never_panic_on_crafted_bytes(bytes in web_bytes()) {
+        exercise_web(&bytes);
+    }
+
+    #[test]
+    fn web_parsers_never_panic_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        exercise_web(&bytes);
+    }
+}

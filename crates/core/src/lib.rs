@@ -27,6 +27,7 @@ pub mod quality;
 pub mod shuffle;
 pub mod text;
 pub mod tokenize;
+pub mod web;
 
 #[cfg(test)]
 mod fuzz;

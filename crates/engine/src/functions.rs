@@ -57,6 +57,26 @@ pub fn table_functions() -> Vec<TableFunction> {
             "SELECT _row, * FROM read_csv('data/docs.csv', true);",
         ),
         reader(
+            lineage::ReadFiles::warc(),
+            "Reads WARC files (.warc, or .warc.gz with one gzip member per record as Common Crawl writes them): one row \
+             per record of the chosen types (response by default; types=response|resource|request|metadata|revisit|warcinfo|conversion, \
+             or *), with url (WARC-Target-URI), warc_record_id, warc_date, warc_type, http_status and content_type (from the HTTP \
+             header), and content (the HTTP payload with chunked transfer-encoding and gzip, deflate or br content-encoding undone, \
+             as warcio reads it; the whole block for non-HTTP records). _offset is the byte offset of the record in the file as \
+             stored (of its gzip member), so a reader can seek to it as Common Crawl's index does; _row is the record's index \
+             among all records of the file. A truncated or corrupt record fails with file: offset N: cause, or is skipped and \
+             counted under SET tokq.on_bad_row = 'skip'.",
+            "read_warc(path [, 'types=response'])",
+            "SELECT url, http_status, length(content) FROM read_warc('crawl/*.warc.gz') LIMIT 3;",
+        ),
+        reader(
+            lineage::ReadFiles::wet(),
+            "Reads WET files (Common Crawl's extracted text): one row per conversion record, with url, warc_record_id, \
+             warc_date, languages (WARC-Identified-Content-Language) and text, and _offset as read_warc gives it.",
+            "read_wet(path)",
+            "SELECT url, languages, text FROM read_wet('crawl/*.warc.wet.gz') LIMIT 3;",
+        ),
+        reader(
             lineage::ReadFiles::parquet(),
             "Reads Parquet files, tokq's own outputs included, keeping their columns.",
             "read_parquet(path)",

@@ -25,6 +25,7 @@ pub mod quality;
 pub mod shuffle;
 pub mod text;
 pub mod tokenize;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -42,6 +43,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(classify::functions());
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
+    udfs.extend(web::functions());
     udfs
 }
 

@@ -20,6 +20,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc::Sender;
 
 use super::files::FileRef;
+use super::warc::{Rows, WarcRows};
+use super::warc_records::Records;
 use super::{jsonl, progress, source};
 use tokq_core::error::{Result, TokqError};
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -31,6 +33,7 @@ pub enum Format {
     Jsonl,
     Csv { has_header: bool },
     Parquet,
+    Warc(WarcRows),
 }
 
 /// One batch of a file's rows and the 0-based row number of each, as the format defines it.
@@ -49,11 +52,16 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Csv { .. } => "csv",
             Format::Parquet => "parquet",
+            Format::Warc(WarcRows::Records(_)) => "warc",
+            Format::Warc(WarcRows::Text) => "wet",
         }
     }
 
     /// The schema of the first file that yields one.
     pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<Schema> {
+        if let Format::Warc(rows) = self {
+            return Ok(rows.schema());
+        }
         for file in files.iter().filter(|f| f.size > 0) {
             let found = match self {
                 Format::Jsonl => jsonl::infer(source::open(store, file).await?, &file.uri).await?,
@@ -83,6 +91,7 @@ impl Format {
                     let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e))?;
                     Some(builder.schema().as_ref().clone())
                 }
+                Format::Warc(rows) => Some(rows.schema()),
             };
             if let Some(schema) = found.filter(|s| !s.fields().is_empty()) {
                 return Ok(schema);
@@ -164,6 +173,37 @@ impl Format {
                     }
                 }
                 Ok(true)
+            }
+            Format::Warc(kind) => {
+                let mut records = Records::new(source::open_raw(store, file).await.df()?, file.uri.clone());
+                let mut rows = Rows::new(*kind);
+                let mut skipped = 0;
+                loop {
+                    let done = match records.next().await {
+                        Ok(Some(r)) => {
+                            if kind.keeps(&r.header) {
+                                rows.push(&r);
+                            }
+                            false
+                        }
+                        Ok(None) => true,
+                        Err(TokqError::BadRecord { .. }) if skip_bad => {
+                            skipped += 1;
+                            false
+                        }
+                        Err(e) => return Err(e).df(),
+                    };
+                    if rows.full(batch_size) || (done && (rows.len() > 0 || skipped > 0)) {
+                        let (batch, numbers) = rows.finish(schema)?;
+                        if tx.send(Ok(emit(batch, Some(numbers), skipped)?)).await.is_err() {
+                            return Ok(false);
+                        }
+                        skipped = 0;
+                    }
+                    if done {
+                        return Ok(true);
+                    }
+                }
             }
         }
     }

@@ -9,6 +9,8 @@ pub mod progress;
 pub(crate) mod scan;
 pub(crate) mod source;
 pub(crate) mod table;
+pub(crate) mod warc;
+pub(crate) mod warc_records;
 
 use tokq_udfs::args::OrDf;
 use std::sync::Arc;
@@ -22,6 +24,8 @@ use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
 use table::LineageTable;
+use tokq_core::quality::params::Params;
+use warc::{RecordTypes, WarcRows};
 
 /// A `read_*` table function for one format.
 #[derive(Debug)]
@@ -53,10 +57,35 @@ impl ReadFiles {
         }
     }
 
+    /// `read_warc(path [, 'types=response|resource'])`.
+    pub fn warc() -> Self {
+        Self { name: "read_warc", format: |args| Ok(Format::Warc(WarcRows::Records(warc_types(args)?))) }
+    }
+
+    /// `read_wet(path)`.
+    pub fn wet() -> Self {
+        Self { name: "read_wet", format: |_| Ok(Format::Warc(WarcRows::Text)) }
+    }
+
     /// The SQL name.
     pub fn name(&self) -> &'static str {
         self.name
     }
+}
+
+/// The record types of `read_warc`'s options (`response` without them).
+fn warc_types(args: &[Expr]) -> Result<RecordTypes> {
+    let Some(arg) = args.get(1) else { return Ok(RecordTypes::RESPONSE) };
+    let spec = literal_str("read_warc", "the options", arg)?;
+    let params = Params::parse("read_warc", &spec).df()?;
+    let mut types = RecordTypes::RESPONSE;
+    for (k, v) in params.items() {
+        match k {
+            "types" => types = RecordTypes::parse(v).df()?,
+            other => return Err(params.unknown(other, &["types"])).df(),
+        }
+    }
+    Ok(types)
 }
 
 impl TableFunctionImpl for ReadFiles {

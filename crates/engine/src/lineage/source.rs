@@ -17,8 +17,8 @@ pub type ByteReader = Pin<Box<dyn AsyncBufRead + Send>>;
 
 const READ_BUFFER: usize = 1 << 20;
 
-/// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, or plain).
-pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
+/// The file's bytes as stored.
+pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
     let got = store
         .get(&file.path()?)
         .await
@@ -27,7 +27,12 @@ pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteRe
         .into_stream()
         .inspect_ok(|chunk| progress::add_bytes(chunk.len() as u64))
         .map_err(std::io::Error::other);
-    let raw = BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw));
+    Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
+}
+
+/// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, or plain).
+pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
+    let raw = open_raw(store, file).await?;
     let uri = file.uri.as_str();
     Ok(if uri.ends_with(".gz") {
         let mut d = GzipDecoder::new(raw);

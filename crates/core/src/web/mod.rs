@@ -1,0 +1,8 @@
+//! The raw web: URL parts as tldextract splits them and datatrove's URL filter, WARC records and
+//! their HTTP payloads. Pure functions over `&str` and `&[u8]`; the engine reads the files.
+
+pub mod http;
+pub mod suffix;
+pub mod url;
+pub mod url_filter;
+pub mod warc;
