@@ -56,3 +56,23 @@ fn csv_and_parquet_inputs_carry_lineage() {
         assert!(out.lines().any(|l| l.contains(&format!("| {id} ")) && l.contains(&format!("| {i} ")) && l.contains("a.csv")), "{out}");
     }
 }
+
+#[test]
+fn columns_come_out_in_the_order_the_query_names_them() {
+    // A scan's projection names lineage columns before data columns; it failed with "column types
+    // must match schema types" while the scan put columns in table order.
+    let tmp = tempfile::tempdir().unwrap();
+    let input = write(tmp.path(), "a.jsonl", "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":\"y\"}\n");
+    let recipe = write(
+        tmp.path(),
+        "r.sql",
+        "COPY (SELECT _row, text, _source, id FROM read_jsonl('${input}')) TO '${output}' STORED AS PARQUET;\n",
+    );
+    let out = tmp.path().join("o");
+    tokq_ok(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &format!("input={}", input.display()), "--set", &format!("output={}", out.display())]);
+    let b = read_output(&out).batch;
+    let names: Vec<_> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, ["_row", "text", "_source", "id"]);
+    let text = b.column(1).as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap();
+    assert_eq!((text.value(0), text.value(1)), ("x", "y"));
+}

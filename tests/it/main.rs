@@ -12,5 +12,6 @@ mod quickstart;
 mod shared_tokenizers;
 mod s3;
 mod statements;
+mod web;
 #[cfg(feature = "cluster")]
 mod cluster;

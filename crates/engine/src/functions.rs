@@ -67,7 +67,7 @@ pub fn table_functions() -> Vec<TableFunction> {
              among all records of the file. A truncated or corrupt record fails with file: offset N: cause, or is skipped and \
              counted under SET tokq.on_bad_row = 'skip'.",
             "read_warc(path [, 'types=response'])",
-            "SELECT url, http_status, length(content) FROM read_warc('crawl/*.warc.gz') LIMIT 3;",
+            "SELECT url, http_status, content_type FROM read_warc('crawl/*.warc.gz') LIMIT 3;",
         ),
         reader(
             lineage::ReadFiles::wet(),

@@ -105,7 +105,7 @@ impl LineageSource {
 
     /// Column indices of the projection, when there is one.
     pub fn projection_indices(&self) -> Option<Vec<usize>> {
-        self.projection.as_ref().map(|p| p.column_indices())
+        self.projection.as_ref().map(|p| p.ordered_column_indices())
     }
 
     pub fn with_projection_indices(mut self, indices: Option<Vec<usize>>) -> Self {
@@ -276,7 +276,7 @@ fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&Projecti
         columns.push(Arc::new(Int64Array::from(fb.rows)));
     }
     let columns = match projection {
-        Some(p) => p.column_indices().into_iter().map(|i| Arc::clone(&columns[i])).collect(),
+        Some(p) => p.ordered_column_indices().into_iter().map(|i| Arc::clone(&columns[i])).collect(),
         None => columns,
     };
     Ok(RecordBatch::try_new_with_options(

@@ -20,7 +20,7 @@ use super::warc_records::Record;
 pub const OFFSET_COLUMN: &str = "_offset";
 
 /// A batch is cut at this many payload bytes, whatever its row count: pages are large.
-pub const BATCH_BYTES: usize = 32 << 20;
+pub const BATCH_BYTES: usize = 16 << 20;
 
 /// The WARC record types, as the bits of a selection.
 const TYPES: &[&str] = &["warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion", "continuation"];
@@ -111,6 +111,12 @@ pub struct Rows {
     bytes: usize,
 }
 
+/// A payload column sized for a whole batch up front: growing by doubling would copy it twice
+/// over. Untouched capacity costs no memory.
+fn batch_content() -> BinaryBuilder {
+    BinaryBuilder::with_capacity(1024, BATCH_BYTES + (1 << 20))
+}
+
 fn micros(date: &str) -> Option<i64> {
     string_to_timestamp_nanos(date).ok().map(|n| n.div_euclid(1000))
 }
@@ -125,7 +131,7 @@ impl Rows {
             warc_type: StringBuilder::new(),
             status: Int32Builder::new(),
             content_type: StringBuilder::new(),
-            content: BinaryBuilder::new(),
+            content: batch_content(),
             text: StringBuilder::new(),
             offset: Int64Builder::new(),
             rows: Vec::new(),
@@ -158,7 +164,7 @@ impl Rows {
                 let http = matches!(record_type.as_str(), "response" | "request" | "revisit")
                     && url.as_deref().is_some_and(|u| u.starts_with("http:") || u.starts_with("https:"))
                     && !r.block.is_empty();
-                let message = if http { Message::parse(&r.block) } else { None };
+                let message = if http { Message::parse(r.block) } else { None };
                 self.warc_type.append_value(&record_type);
                 match message {
                     Some(m) => {
@@ -172,14 +178,14 @@ impl Rows {
                         self.status.append_null();
                         self.content_type.append_option(h.get("Content-Type"));
                         self.bytes += r.block.len();
-                        self.content.append_value(&r.block);
+                        self.content.append_value(r.block);
                     }
                 }
             }
             WarcRows::Text => {
                 self.warc_type.append_option(h.get("WARC-Identified-Content-Language"));
                 self.bytes += r.block.len();
-                self.text.append_value(String::from_utf8_lossy(&r.block));
+                self.text.append_value(String::from_utf8_lossy(r.block));
             }
         }
     }
@@ -193,7 +199,7 @@ impl Rows {
                 Arc::new(self.warc_type.finish()) as ArrayRef,
                 Arc::new(self.status.finish()),
                 Arc::new(self.content_type.finish()),
-                Arc::new(self.content.finish()),
+                Arc::new(std::mem::replace(&mut self.content, batch_content()).finish()),
             ]),
             WarcRows::Text => columns.extend([Arc::new(self.warc_type.finish()) as ArrayRef, Arc::new(self.text.finish())]),
         }

@@ -46,11 +46,11 @@ impl AsyncBufRead for Counting {
 }
 
 /// One record: where it starts, its index in the file, its header and its block.
-pub struct Record {
+pub struct Record<'a> {
     pub offset: u64,
     pub index: u64,
     pub header: Header,
-    pub block: Vec<u8>,
+    pub block: &'a [u8],
 }
 
 /// The records of one file, in order.
@@ -64,6 +64,9 @@ pub struct Records {
     next_index: u64,
     /// After a bad record: find the next record before reading on.
     resync: bool,
+    /// The current record's block; kept between records, so that pages do not each cost a
+    /// fresh allocation (and its page faults).
+    block: Vec<u8>,
 }
 
 fn io_cause(e: std::io::Error) -> String {
@@ -85,8 +88,8 @@ async fn skip_newlines<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()
     }
 }
 
-/// Reads a record's header block and block; `None` at the end of the stream.
-async fn read_record<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<(Header, Vec<u8>)>, String> {
+/// Reads a record's header and its block into `block`; `None` at the end of the stream.
+async fn read_record<R: AsyncBufRead + Unpin>(r: &mut R, block: &mut Vec<u8>) -> Result<Option<Header>, String> {
     skip_newlines(r).await.map_err(io_cause)?;
     let mut head = Vec::new();
     loop {
@@ -111,13 +114,13 @@ async fn read_record<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Option<(Heade
         skip_newlines(r).await.map_err(io_cause)?;
         return Err(format!("the record's block has {len} bytes, more than tokq reads in one row (1 GiB)"));
     }
-    let mut block = Vec::with_capacity(len.min(1 << 20) as usize);
-    let got = (&mut *r).take(len).read_to_end(&mut block).await.map_err(io_cause)? as u64;
+    block.clear();
+    let got = (&mut *r).take(len).read_to_end(block).await.map_err(io_cause)? as u64;
     if got < len {
         return Err(format!("the file ends inside this record ({got} of its {len} bytes): it is truncated"));
     }
     skip_newlines(r).await.map_err(io_cause)?;
-    Ok(Some((header, block)))
+    Ok(Some(header))
 }
 
 /// Takes bytes up to the next occurrence of `marker` (or the end), after the current byte.
@@ -148,7 +151,7 @@ async fn seek_marker(r: &mut Counting, marker: &[u8]) -> std::io::Result<()> {
 impl Records {
     pub fn new(reader: ByteReader, uri: String) -> Self {
         let gzip = uri.ends_with(".gz");
-        Self { uri, gzip, raw: Some(Counting { inner: reader, pos: 0 }), member: None, next_index: 0, resync: false }
+        Self { uri, gzip, raw: Some(Counting { inner: reader, pos: 0 }), member: None, next_index: 0, resync: false, block: Vec::new() }
     }
 
     fn bad(&mut self, offset: u64, cause: String) -> TokqError {
@@ -166,7 +169,7 @@ impl Records {
 
     /// The next record; `Err` for a truncated or corrupt one, after which reading on skips to
     /// the next record that can be found.
-    pub async fn next(&mut self) -> Result<Option<Record>, TokqError> {
+    pub async fn next(&mut self) -> Result<Option<Record<'_>>, TokqError> {
         if std::mem::take(&mut self.resync) {
             let (gzip, uri) = (self.gzip, self.uri.clone());
             let marker: &[u8] = if gzip { GZIP_MAGIC } else { b"WARC/" };
@@ -174,11 +177,14 @@ impl Records {
         }
         if !self.gzip {
             let uri = self.uri.clone();
+            let mut block = std::mem::take(&mut self.block);
             let raw = self.raw();
             skip_newlines(raw).await.map_err(|e| TokqError::Io { uri, cause: e.to_string() })?;
             let offset = raw.pos;
-            return match read_record(raw).await {
-                Ok(r) => Ok(r.map(|(header, block)| self.record(offset, header, block))),
+            let read = read_record(raw, &mut block).await;
+            self.block = block;
+            return match read {
+                Ok(r) => Ok(r.map(|header| self.record(offset, header))),
                 Err(cause) => Err(self.bad(offset, cause)),
             };
         }
@@ -190,7 +196,8 @@ impl Records {
                 // decoder takes bytes, so that skipping can find the next member after it.
                 let head = match raw.fill_buf().await {
                     Ok([]) => None,
-                    Ok(buf) if buf.starts_with(GZIP_MAGIC) => Some(Ok(())),
+                    // A buffer may end inside the magic bytes; the decoder checks the rest.
+                    Ok(buf) if GZIP_MAGIC.starts_with(&buf[..buf.len().min(GZIP_MAGIC.len())]) => Some(Ok(())),
                     Ok(buf) => Some(Err(format!("expected a gzip member (1f 8b 08), found {:02x?}", &buf[..buf.len().min(3)]))),
                     Err(e) => Some(Err(e.to_string())),
                 };
@@ -205,8 +212,8 @@ impl Records {
             }
             let (member, start) = self.member.as_mut().expect("a member was just opened");
             let start = *start;
-            match read_record(member).await {
-                Ok(Some((header, block))) => return Ok(Some(self.record(start, header, block))),
+            match read_record(member, &mut self.block).await {
+                Ok(Some(header)) => return Ok(Some(self.record(start, header))),
                 // The member is done: the next one starts where it ended.
                 Ok(None) => {
                     self.raw();
@@ -216,10 +223,10 @@ impl Records {
         }
     }
 
-    fn record(&mut self, offset: u64, header: Header, block: Vec<u8>) -> Record {
+    fn record(&mut self, offset: u64, header: Header) -> Record<'_> {
         let index = self.next_index;
         self.next_index += 1;
-        Record { offset, index, header, block }
+        Record { offset, index, header, block: &self.block }
     }
 }
 
@@ -284,6 +291,16 @@ mod tests {
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got[1].is_err());
         assert_eq!(got[2].as_ref().unwrap().1, 2, "the index counts the bad record");
+    }
+
+    #[tokio::test]
+    async fn buffers_may_end_anywhere() {
+        let (a, b) = (gz(ONE), gz(TWO));
+        let tiny: ByteReader = Box::pin(tokio::io::BufReader::with_capacity(1, std::io::Cursor::new([a.clone(), b].concat())));
+        let mut r = Records::new(tiny, "f.warc.gz".into());
+        assert_eq!(r.next().await.unwrap().unwrap().offset, 0);
+        assert_eq!(r.next().await.unwrap().unwrap().offset, a.len() as u64);
+        assert!(r.next().await.unwrap().is_none());
     }
 
     #[tokio::test]

@@ -1,0 +1,106 @@
+//! The raw web end to end: `read_warc` rows and their lineage (`_source` + `_offset` seek to the
+//! record), bad records, and the shared 991-page WARC. Record-by-record parity with warcio and
+//! url_filter parity with datatrove are in tests/parity/web_parity.py.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use datafusion::arrow::array::{Array, BinaryArray, Int64Array, StringArray};
+
+use crate::common::*;
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn record(kind: &str, url: &str, id: usize, block: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {url}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\nWARC-Date: 2026-01-0{id}T00:00:00Z\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+/// The record id of the record that starts at `offset` of a gzip-per-record WARC.
+fn record_id_at(path: &str, offset: i64) -> String {
+    let mut f = std::fs::File::open(path.strip_prefix("file://").unwrap()).unwrap();
+    f.seek(SeekFrom::Start(offset as u64)).unwrap();
+    let mut head = [0u8; 4096];
+    let n = flate2::read::GzDecoder::new(f).read(&mut head).unwrap();
+    let text = String::from_utf8_lossy(&head[..n]);
+    let line = text.lines().find(|l| l.starts_with("WARC-Record-ID:")).expect("a record id");
+    line["WARC-Record-ID:".len()..].trim().to_string()
+}
+
+const READ: &str = "COPY (SELECT url, warc_record_id, warc_type, http_status, content, _source, _row, _offset FROM read_warc('${input}', '${types}')) TO '${output}' STORED AS PARQUET;\n";
+
+#[test]
+fn warc_rows_decode_payloads_and_their_offsets_seek_to_the_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = gz(b"<p>compressed page</p>");
+    let mut chunked = format!("{:x}\r\n", body.len()).into_bytes();
+    chunked.extend_from_slice(&body);
+    chunked.extend_from_slice(b"\r\n0\r\n\r\n");
+    let mut http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+    http.extend_from_slice(&chunked);
+    let records = [
+        record("warcinfo", "", 1, b"software: test\r\n"),
+        record("response", "https://a.example/", 2, &http),
+        record("request", "https://a.example/", 3, b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"),
+        record("response", "https://b.example/x y", 4, b"HTTP/1.1 404 Not Found\r\n\r\nmissing"),
+    ];
+    let file: Vec<u8> = records.iter().flat_map(|r| gz(r)).collect();
+    let input = write(tmp.path(), "t.warc.gz", &file);
+    let recipe = write(tmp.path(), "r.sql", READ);
+    let out = tmp.path().join("out");
+    let set = |k: &str, v: &str| format!("{k}={v}");
+    tokq_ok(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &set("input", input.to_str().unwrap()), "--set", &set("types", "types=response"), "--set", &set("output", out.to_str().unwrap())]);
+    let b = read_output(&out).batch;
+    let s = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
+    let i = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<Int64Array>().unwrap().clone();
+    let content = b.column_by_name("content").unwrap().as_any().downcast_ref::<BinaryArray>().unwrap().clone();
+    assert_eq!(b.num_rows(), 2, "response records only");
+    assert_eq!((s("url").value(0), s("url").value(1)), ("https://a.example/", "https://b.example/x%20y"));
+    assert_eq!(content.value(0), b"<p>compressed page</p>", "chunked and gzip undone");
+    assert_eq!(content.value(1), b"missing");
+    assert_eq!((i("_row").value(0), i("_row").value(1)), (1, 3), "_row counts every record of the file");
+    for r in 0..2 {
+        assert_eq!(record_id_at(s("_source").value(r), i("_offset").value(r)), s("warc_record_id").value(r));
+    }
+
+    // Every type; then a truncated last record: one line naming it, or skipped and counted.
+    let all = tmp.path().join("all");
+    tokq_ok(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &set("input", input.to_str().unwrap()), "--set", &set("types", "types=*"), "--set", &set("output", all.to_str().unwrap())]);
+    assert_eq!(read_output(&all).batch.num_rows(), 4);
+    let last = gz(&records[3]);
+    let cut = write(tmp.path(), "cut.warc.gz", &file[..file.len() - last.len() / 2]);
+    let offset = file.len() - last.len();
+    let err = tokq_err(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &set("input", cut.to_str().unwrap()), "--set", &set("types", "types=*"), "--set", &set("output", tmp.path().join("x").to_str().unwrap())]);
+    assert!(err.contains(&format!("cut.warc.gz: offset {offset}: ")), "{err}");
+    let skipped = tmp.path().join("skipped");
+    tokq_ok(&["run", "--quiet", "--on-bad-row", "skip", recipe.to_str().unwrap(), "--set", &set("input", cut.to_str().unwrap()), "--set", &set("types", "types=*"), "--set", &set("output", skipped.to_str().unwrap())]);
+    assert_eq!(read_output(&skipped).batch.num_rows(), 3);
+}
+
+#[test]
+fn every_record_of_the_shared_warc_seeks_back_to_itself() {
+    let Some(warc) = shared("corpora/web-html/trafilatura-eval.warc.gz") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = write(tmp.path(), "r.sql", READ);
+    let out = tmp.path().join("out");
+    let set = |k: &str, v: &str| format!("{k}={v}");
+    tokq_ok(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &set("input", warc.to_str().unwrap()), "--set", &set("types", "types=response"), "--set", &set("output", out.to_str().unwrap())]);
+    let b = read_output(&out).batch;
+    assert_eq!(b.num_rows(), 991);
+    let s = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
+    let offsets = b.column_by_name("_offset").unwrap().as_any().downcast_ref::<Int64Array>().unwrap().clone();
+    let status = b.column_by_name("http_status").unwrap();
+    assert!(status.null_count() < 991);
+    for r in 0..b.num_rows() {
+        assert_eq!(record_id_at(s("_source").value(r), offsets.value(r)), s("warc_record_id").value(r), "row {r}");
+    }
+}
