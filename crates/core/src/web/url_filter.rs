@@ -35,7 +35,7 @@ const KEYS: &[&str] = &[
 struct HashSet128(Vec<u128>);
 
 impl HashSet128 {
-    fn from_iter<'a>(items: impl Iterator<Item = &'a str>) -> Self {
+    fn of<'a>(items: impl Iterator<Item = &'a str>) -> Self {
         let mut v: Vec<u128> = items.map(|s| xxh3_128(s.as_bytes())).collect();
         v.sort_unstable();
         v.dedup();
@@ -176,8 +176,8 @@ impl UrlFilter {
                 *text = read_text(&format!("{dir}/{name}"))?;
             }
         }
-        let domains = HashSet128::from_iter(raw_entries(&domains_text).chain(extra_domains.into_iter().map(crate::text::py::strip)));
-        let urls = HashSet128::from_iter(raw_entries(&urls_text).chain(extra_urls.into_iter().map(crate::text::py::strip)));
+        let domains = HashSet128::of(raw_entries(&domains_text).chain(extra_domains.into_iter().map(crate::text::py::strip)));
+        let urls = HashSet128::of(raw_entries(&urls_text).chain(extra_urls.into_iter().map(crate::text::py::strip)));
         let words = |text: &str, extra: Vec<&str>| -> Vec<String> {
             let mut w: Vec<String> = py_lines(text)
                 .filter(|l| !l.starts_with('#'))

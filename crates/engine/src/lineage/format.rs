@@ -193,7 +193,7 @@ impl Format {
                         }
                         Err(e) => return Err(e).df(),
                     };
-                    if rows.full(batch_size) || (done && (rows.len() > 0 || skipped > 0)) {
+                    if rows.full(batch_size) || (done && (!rows.is_empty() || skipped > 0)) {
                         let (batch, numbers) = rows.finish(schema)?;
                         if tx.send(Ok(emit(batch, Some(numbers), skipped)?)).await.is_err() {
                             return Ok(false);

@@ -105,7 +105,7 @@ impl LineageSource {
 
     /// Column indices of the projection, when there is one.
     pub fn projection_indices(&self) -> Option<Vec<usize>> {
-        self.projection.as_ref().map(|p| p.ordered_column_indices())
+        self.projection.as_ref().map(ordered_columns)
     }
 
     pub fn with_projection_indices(mut self, indices: Option<Vec<usize>>) -> Self {
@@ -268,6 +268,13 @@ impl FileOpener for LineageOpener {
     }
 }
 
+/// The columns of a projection in the order it names them. A lineage scan only takes plain
+/// column projections (`try_pushdown_projection`), so every expression is a column.
+/// (`ProjectionExprs::column_indices` sorts them, which reorders the output.)
+fn ordered_columns(p: &ProjectionExprs) -> Vec<usize> {
+    p.iter().filter_map(|e| e.expr.downcast_ref::<Column>().map(Column::index)).collect()
+}
+
 fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&ProjectionExprs>, schema: &SchemaRef) -> Result<RecordBatch> {
     let n = fb.batch.num_rows();
     let mut columns: Vec<ArrayRef> = fb.batch.columns().to_vec();
@@ -276,7 +283,7 @@ fn add_lineage(fb: FileBatch, uri: &str, add: bool, projection: Option<&Projecti
         columns.push(Arc::new(Int64Array::from(fb.rows)));
     }
     let columns = match projection {
-        Some(p) => p.ordered_column_indices().into_iter().map(|i| Arc::clone(&columns[i])).collect(),
+        Some(p) => ordered_columns(p).into_iter().map(|i| Arc::clone(&columns[i])).collect(),
         None => columns,
     };
     Ok(RecordBatch::try_new_with_options(

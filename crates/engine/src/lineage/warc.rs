@@ -139,8 +139,9 @@ impl Rows {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.rows.len()
+    /// Whether no row is gathered.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
     }
 
     /// Whether the batch should go out before another row is added.
