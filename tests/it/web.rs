@@ -104,3 +104,22 @@ fn every_record_of_the_shared_warc_seeks_back_to_itself() {
         assert_eq!(record_id_at(s("_source").value(r), offsets.value(r)), s("warc_record_id").value(r), "row {r}");
     }
 }
+
+#[test]
+fn wet_files_give_text_and_languages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut conversion = record("conversion", "https://a.example/", 2, "Grüße aus Köln\nzweite Zeile".as_bytes());
+    let at = conversion.windows(16).position(|w| w == b"Content-Length: ").unwrap();
+    conversion.splice(at..at, b"WARC-Identified-Content-Language: deu,eng\r\n".iter().copied());
+    let file: Vec<u8> = [record("warcinfo", "", 1, b"x: y\r\n"), conversion].iter().flat_map(|r| gz(r)).collect();
+    let input = write(tmp.path(), "t.warc.wet.gz", &file);
+    let recipe = write(tmp.path(), "r.sql", "COPY (SELECT url, languages, text, _row, _offset FROM read_wet('${input}')) TO '${output}' STORED AS PARQUET;\n");
+    let out = tmp.path().join("out");
+    tokq_ok(&["run", "--quiet", recipe.to_str().unwrap(), "--set", &format!("input={}", input.display()), "--set", &format!("output={}", out.display())]);
+    let b = read_output(&out).batch;
+    let s = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
+    let i = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<Int64Array>().unwrap().clone();
+    assert_eq!(b.num_rows(), 1, "conversion records only");
+    assert_eq!((s("url").value(0), s("languages").value(0), s("text").value(0)), ("https://a.example/", "deu,eng", "Grüße aus Köln\nzweite Zeile"));
+    assert_eq!((i("_row").value(0), i("_offset").value(0)), (1, gz(&record("warcinfo", "", 1, b"x: y\r\n")).len() as i64));
+}

@@ -269,10 +269,11 @@ def check_url_filter(tokq, work, shared, warc_urls, psl):
         out = os.path.join(work, "urls-out")
         run_tokq(tokq, FILTER_SQL, {"input": inp, "output": out, "options": options})
         got = {r["_row"]: r["reason"] for r in pq.read_table(out).to_pylist()}
-        diffs = [(u, got.get(i), decide(f, u)) for i, u in enumerate(urls) if got.get(i) != decide(f, u)]
+        want = [decide(f, u) for u in urls]
+        diffs = [(u, got.get(i), w) for i, (u, w) in enumerate(zip(urls, want)) if got.get(i) != w]
         reasons = {}
-        for i, u in enumerate(urls):
-            reasons[decide(f, u)] = reasons.get(decide(f, u), 0) + 1
+        for w in want:
+            reasons[w] = reasons.get(w, 0) + 1
         shown = ", ".join(f"{k or 'kept'} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]))
         print(f"  {name}: {len(urls) - len(diffs)} of {len(urls)} identical ({shown})")
         for d in diffs[:10]:

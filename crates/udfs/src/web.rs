@@ -7,19 +7,9 @@
 use std::sync::Arc;
 
 use datafusion::logical_expr::ScalarUDF;
-use tokq_core::load::Cache;
-use tokq_core::web::suffix::Suffixes;
-use tokq_core::web::{url, url_filter};
-use tokq_core::TokqError;
+use tokq_core::web::{suffix, url, url_filter};
 
 use crate::kit::{doc, str_fn, NEEDS_FILE};
-
-static SUFFIXES: Cache<Suffixes> = Cache::new();
-
-/// The public suffix list at a path, loaded once per process.
-fn suffixes(path: &str) -> Result<Arc<Suffixes>, TokqError> {
-    SUFFIXES.get_or_load(path, |p| Suffixes::parse(&String::from_utf8_lossy(&tokq_core::load::read_bytes(p)?)))
-}
 
 const PSL: &str = "A constant path or s3:// URI of a Public Suffix List file: publicsuffix.org's public_suffix_list.dat, \
                    or the .tld_set_snapshot file of the tldextract Python package (what datatrove uses). Only its \
@@ -77,7 +67,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
             "url_domain",
             2..=2,
             |c| {
-                let s = suffixes(c.str(1, "psl")?.unwrap_or_default())?;
+                let s = suffix::cached(c.str(1, "psl")?.unwrap_or_default())?;
                 Ok(Box::new(move |u| Some(s.split(u).registered_domain().to_lowercase()).filter(|d| !d.is_empty())))
             },
             doc(

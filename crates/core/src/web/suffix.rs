@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::url::{host, is_ipv6_literal, looks_like_ipv4};
 use crate::error::TokqError;
+use crate::load;
 
 /// Where tldextract's list ends its ICANN section.
 const PRIVATE_SECTION: &str = "// ===BEGIN PRIVATE DOMAINS===";
@@ -24,7 +25,13 @@ struct Node {
 #[derive(Debug)]
 pub struct Suffixes {
     root: Node,
-    rules: usize,
+}
+
+static CACHE: load::Cache<Suffixes> = load::Cache::new();
+
+/// The suffix list at a path or URI, parsed once per process (`url_domain` and `url_filter` share it).
+pub fn cached(uri: &str) -> Result<std::sync::Arc<Suffixes>, TokqError> {
+    CACHE.get_or_load(uri, |u| Suffixes::parse(&String::from_utf8_lossy(&load::read_bytes(u)?)))
 }
 
 /// A host split as tldextract splits it (case kept).
@@ -80,32 +87,20 @@ impl Suffixes {
     pub fn parse(text: &str) -> Result<Self, TokqError> {
         let icann = text.split(PRIVATE_SECTION).next().unwrap_or("");
         let mut root = Node::default();
-        let mut rules = 0;
         for rule in icann.lines().filter_map(rule_of) {
             let mut node = &mut root;
             for label in rule.rsplit('.') {
                 node = node.children.entry(label.into()).or_default();
             }
             node.end = true;
-            rules += 1;
         }
-        if rules == 0 {
+        if root.children.is_empty() {
             return Err(TokqError::Argument {
                 function: "public suffix list",
                 cause: "the file has no suffix rules: give publicsuffix.org's public_suffix_list.dat".into(),
             });
         }
-        Ok(Self { root, rules })
-    }
-
-    /// How many rules the list has.
-    pub fn len(&self) -> usize {
-        self.rules
-    }
-
-    /// Whether the list is empty (never, once parsed).
-    pub fn is_empty(&self) -> bool {
-        self.rules == 0
+        Ok(Self { root })
     }
 
     /// The index of the host's first suffix label, if any rule matches.

@@ -11,7 +11,7 @@
 use aho_corasick::AhoCorasick;
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::suffix::Suffixes;
+use super::suffix::{self, Suffixes};
 use crate::error::TokqError;
 use crate::load;
 use crate::quality::params::Params;
@@ -105,7 +105,7 @@ fn url_words(url: &str) -> Vec<&str> {
 /// A URL filter with datatrove's lists and rules.
 #[derive(Debug)]
 pub struct UrlFilter {
-    suffixes: Option<Suffixes>,
+    suffixes: Option<std::sync::Arc<Suffixes>>,
     domains: HashSet128,
     urls: HashSet128,
     banned_words: Vec<String>,
@@ -196,7 +196,7 @@ impl UrlFilter {
             Some(AhoCorasick::new(&subwords).map_err(|e| params.error(format!("banned_subwords: {e}")))?)
         };
         let suffixes = match psl {
-            Some(p) => Some(Suffixes::parse(&read_text(p)?)?),
+            Some(p) => Some(suffix::cached(p)?),
             None if domains.is_empty() => None,
             None => {
                 return Err(params.error(

@@ -105,6 +105,7 @@ pub struct Rows {
     status: Int32Builder,
     content_type: StringBuilder,
     content: BinaryBuilder,
+    languages: StringBuilder,
     text: StringBuilder,
     offset: Int64Builder,
     pub rows: Vec<i64>,
@@ -132,6 +133,7 @@ impl Rows {
             status: Int32Builder::new(),
             content_type: StringBuilder::new(),
             content: batch_content(),
+            languages: StringBuilder::new(),
             text: StringBuilder::new(),
             offset: Int64Builder::new(),
             rows: Vec::new(),
@@ -184,7 +186,7 @@ impl Rows {
                 }
             }
             WarcRows::Text => {
-                self.warc_type.append_option(h.get("WARC-Identified-Content-Language"));
+                self.languages.append_option(h.get("WARC-Identified-Content-Language"));
                 self.bytes += r.block.len();
                 self.text.append_value(String::from_utf8_lossy(r.block));
             }
@@ -202,7 +204,7 @@ impl Rows {
                 Arc::new(self.content_type.finish()),
                 Arc::new(std::mem::replace(&mut self.content, batch_content()).finish()),
             ]),
-            WarcRows::Text => columns.extend([Arc::new(self.warc_type.finish()) as ArrayRef, Arc::new(self.text.finish())]),
+            WarcRows::Text => columns.extend([Arc::new(self.languages.finish()) as ArrayRef, Arc::new(self.text.finish())]),
         }
         columns.push(Arc::new(self.offset.finish()));
         self.bytes = 0;
