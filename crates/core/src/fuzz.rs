@@ -157,3 +157,44 @@ proptest! {
         exercise_web(&bytes);
     }
 }
+
+/// Pieces of HTML pages: tags that drop, mark and split text, broken markup, charset
+/// declarations and bytes of other encodings.
+fn html_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop::sample::select(vec![
+        &b"<html>"[..], b"<head>", b"<body>", b"<div class=\"footer\">", b"<div class='entry-content'>", b"<article>", b"<main>",
+        b"<nav>", b"<p>", b"</p>", b"</div>", b"</", b"<table><tr><td>", b"<th>", b"</table>", b"<br>", b"<pre>", b"<a href=x>",
+        b"</a>", b"<h2>", b"<li>", b"<script>", b"</script>", b"<style>", b"<!--", b"-->", b"<template>", b"<svg><foreignObject>",
+        b"<math><mi>", b"<select><option>", b"<frameset>", b"<plaintext>", b"<meta charset=shift_jis>", b"<meta charset=utf-16>",
+        b"<meta http-equiv=content-type content='text/html; charset=gb18030'>", b"&amp;", b"&#0;", b"&#x110000;", b"\xe9",
+        b"\x82\xb1", b"\xef\xbb\xbf", b"\xff\xfe", b"\x00", b" ", b"\n", b"The river rose three metres overnight. ", "©".as_bytes(),
+        b"hidden", b" style=display:none", b" aria-hidden=true", b">",
+    ]);
+    prop::collection::vec(prop_oneof![pieces.prop_map(<[u8]>::to_vec), prop::collection::vec(any::<u8>(), 0..12)], 0..80)
+        .prop_map(|v| v.concat())
+}
+
+fn exercise_html(bytes: &[u8]) {
+    use crate::web::html::{html_to_text, Options};
+    for options in ["", "tables=false", "mode=page"] {
+        let options = Options::parse(options).expect("valid options");
+        for content_type in [None, Some("text/html; charset=windows-1252"), Some("text/html; charset=utf-8")] {
+            let text = html_to_text(bytes, content_type, &options);
+            assert_eq!(text.trim_end(), text, "no trailing whitespace");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn html_to_text_never_panics_on_crafted_pages(bytes in html_bytes()) {
+        exercise_html(&bytes);
+    }
+
+    #[test]
+    fn html_to_text_never_panics_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        exercise_html(&bytes);
+    }
+}

@@ -4,7 +4,10 @@
 
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::cast::{as_large_string_array, as_string_array, as_string_view_array};
+use datafusion::common::cast::{
+    as_binary_array, as_binary_view_array, as_large_binary_array, as_large_string_array, as_string_array,
+    as_string_view_array,
+};
 use datafusion::common::plan_err;
 use datafusion::common::{exec_err, DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::{ColumnarValue, Expr};
@@ -81,13 +84,26 @@ impl<'a> Consts<'a> {
 }
 
 /// Calls `f` for each row of a string column (Utf8, LargeUtf8, Utf8View, or an all-NULL column).
-pub fn for_each_str(function: &str, array: &ArrayRef, mut f: impl FnMut(Option<&str>) -> Result<()>) -> Result<()> {
+pub fn for_each_str<'a>(function: &str, array: &'a ArrayRef, mut f: impl FnMut(Option<&'a str>) -> Result<()>) -> Result<()> {
     match array.data_type() {
         DataType::Utf8 => as_string_array(array)?.iter().try_for_each(&mut f),
         DataType::LargeUtf8 => as_large_string_array(array)?.iter().try_for_each(&mut f),
         DataType::Utf8View => as_string_view_array(array)?.iter().try_for_each(&mut f),
         DataType::Null => (0..array.len()).try_for_each(|_| f(None)),
         other => exec_err!("{function}: expected a string column, got {other}"),
+    }
+}
+
+/// Calls `f` for each row of a bytes column: any binary type, or a string column's UTF-8 bytes.
+pub fn for_each_bytes<'a>(function: &str, array: &'a ArrayRef, mut f: impl FnMut(Option<&'a [u8]>) -> Result<()>) -> Result<()> {
+    match array.data_type() {
+        DataType::Binary => as_binary_array(array)?.iter().try_for_each(&mut f),
+        DataType::LargeBinary => as_large_binary_array(array)?.iter().try_for_each(&mut f),
+        DataType::BinaryView => as_binary_view_array(array)?.iter().try_for_each(&mut f),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+            for_each_str(function, array, |s| f(s.map(str::as_bytes)))
+        }
+        other => exec_err!("{function}: expected a binary or string column, got {other}"),
     }
 }
 

@@ -18,6 +18,7 @@
 pub mod args;
 pub mod classify;
 pub mod dedup;
+pub mod html;
 pub mod kit;
 pub mod options;
 pub mod pad;
@@ -44,6 +45,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
     udfs.extend(web::functions());
+    udfs.extend(html::functions());
     udfs
 }
 

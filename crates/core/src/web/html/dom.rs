@@ -1,0 +1,345 @@
+//! A page as html5ever parses it (the WHATWG algorithm browsers use, so malformed pages get the
+//! tree a browser would build), held in one arena: nodes are indices, links are parent, first and
+//! last child and next and previous sibling. Only what extraction reads is kept: an element's
+//! local name and its [`Marks`], text, and nothing for comments, doctypes or processing
+//! instructions. Walking is iterative, so a page nested a million deep cannot overflow the stack.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::tree_builder::{ElemName, ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::{parse_document, Attribute, LocalName, Namespace, ParseOpts, QualName};
+
+use super::rules::Marks;
+
+/// An index into [`Dom::nodes`].
+pub type Id = u32;
+const NONE: Id = Id::MAX;
+
+/// What a node is.
+pub enum Kind {
+    Document,
+    Element { name: LocalName, ns: Namespace, marks: Marks },
+    Text(StrTendril),
+    /// A comment, doctype or processing instruction: kept in the tree, never read.
+    Other,
+}
+
+pub struct Node {
+    pub kind: Kind,
+    pub parent: Id,
+    first: Id,
+    last: Id,
+    prev: Id,
+    next: Id,
+}
+
+/// A parsed page: node 0 is the document.
+pub struct Dom {
+    pub nodes: Vec<Node>,
+}
+
+/// Where a walk is: entering a node, or leaving one it entered.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Step {
+    Open(Id),
+    Close(Id),
+}
+
+impl Dom {
+    pub fn parse(html: &str) -> Self {
+        let sink = Sink { nodes: RefCell::new(vec![node(Kind::Document)]) };
+        parse_document(sink, ParseOpts::default()).one(StrTendril::from_slice(html))
+    }
+
+    pub fn root(&self) -> Id {
+        0
+    }
+
+    pub fn parent(&self, id: Id) -> Option<Id> {
+        Some(self.nodes[id as usize].parent).filter(|&p| p != NONE)
+    }
+
+    pub fn kind(&self, id: Id) -> &Kind {
+        &self.nodes[id as usize].kind
+    }
+
+    /// The element's local name, if it is one.
+    pub fn name(&self, id: Id) -> Option<&str> {
+        match self.kind(id) {
+            Kind::Element { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The subtree of `top` in document order, entering and leaving each node; `enter` says
+    /// whether to go into a node's children (leaving is reported either way).
+    pub fn walk(&self, top: Id, mut enter: impl FnMut(Id) -> bool, mut step: impl FnMut(Step)) {
+        let mut at = top;
+        loop {
+            step(Step::Open(at));
+            let first = self.nodes[at as usize].first;
+            if first != NONE && enter(at) {
+                at = first;
+                continue;
+            }
+            // Leave nodes until one has a next sibling inside the subtree.
+            loop {
+                step(Step::Close(at));
+                if at == top {
+                    return;
+                }
+                let n = &self.nodes[at as usize];
+                if n.next != NONE {
+                    at = n.next;
+                    break;
+                }
+                at = n.parent;
+            }
+        }
+    }
+
+    /// Every node of the document, parents before their children.
+    pub fn preorder(&self) -> Vec<Id> {
+        let mut order = Vec::with_capacity(self.nodes.len());
+        self.walk(self.root(), |_| true, |s| {
+            if let Step::Open(id) = s {
+                order.push(id)
+            }
+        });
+        order
+    }
+}
+
+fn node(kind: Kind) -> Node {
+    Node { kind, parent: NONE, first: NONE, last: NONE, prev: NONE, next: NONE }
+}
+
+/// html5ever's tree builder writes into this.
+struct Sink {
+    nodes: RefCell<Vec<Node>>,
+}
+
+/// An element's name as the tree builder asks for it.
+#[derive(Debug)]
+pub struct Name(Namespace, LocalName);
+
+impl ElemName for Name {
+    fn ns(&self) -> &Namespace {
+        &self.0
+    }
+    fn local_name(&self) -> &LocalName {
+        &self.1
+    }
+}
+
+impl Sink {
+    fn add(&self, kind: Kind) -> Id {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(node(kind));
+        (nodes.len() - 1) as Id
+    }
+
+    fn detach(nodes: &mut [Node], id: Id) {
+        let (parent, prev, next) = {
+            let n = &nodes[id as usize];
+            (n.parent, n.prev, n.next)
+        };
+        if parent == NONE {
+            return;
+        }
+        if prev != NONE {
+            nodes[prev as usize].next = next;
+        } else {
+            nodes[parent as usize].first = next;
+        }
+        if next != NONE {
+            nodes[next as usize].prev = prev;
+        } else {
+            nodes[parent as usize].last = prev;
+        }
+        let n = &mut nodes[id as usize];
+        (n.parent, n.prev, n.next) = (NONE, NONE, NONE);
+    }
+
+    /// Puts `id` under `parent`, before `before` (or last).
+    fn insert(nodes: &mut [Node], parent: Id, id: Id, before: Id) {
+        Self::detach(nodes, id);
+        let prev = if before == NONE { nodes[parent as usize].last } else { nodes[before as usize].prev };
+        {
+            let n = &mut nodes[id as usize];
+            (n.parent, n.prev, n.next) = (parent, prev, before);
+        }
+        if prev != NONE {
+            nodes[prev as usize].next = id;
+        } else {
+            nodes[parent as usize].first = id;
+        }
+        if before != NONE {
+            nodes[before as usize].prev = id;
+        } else {
+            nodes[parent as usize].last = id;
+        }
+    }
+
+    /// Inserts a node, or text merged into the text node just before the place (adjacent text is
+    /// one node, as the tree builder expects).
+    fn place(&self, parent: Id, child: NodeOrText<Id>, before: Id) {
+        let id = match child {
+            NodeOrText::AppendNode(id) => id,
+            NodeOrText::AppendText(text) => {
+                let mut nodes = self.nodes.borrow_mut();
+                let prev = if before == NONE { nodes[parent as usize].last } else { nodes[before as usize].prev };
+                if prev != NONE {
+                    if let Kind::Text(t) = &mut nodes[prev as usize].kind {
+                        t.push_tendril(&text);
+                        return;
+                    }
+                }
+                drop(nodes);
+                self.add(Kind::Text(text))
+            }
+        };
+        Self::insert(&mut self.nodes.borrow_mut(), parent, id, before);
+    }
+}
+
+impl TreeSink for Sink {
+    type Handle = Id;
+    type Output = Dom;
+    type ElemName<'a> = Name;
+
+    fn finish(self) -> Dom {
+        Dom { nodes: self.nodes.into_inner() }
+    }
+
+    // Malformed markup is the norm on the web; the tree builder already recovers as browsers do.
+    fn parse_error(&self, _: Cow<'static, str>) {}
+
+    fn get_document(&self) -> Id {
+        0
+    }
+
+    fn elem_name<'a>(&'a self, target: &'a Id) -> Name {
+        match &self.nodes.borrow()[*target as usize].kind {
+            Kind::Element { name, ns, .. } => Name(ns.clone(), name.clone()),
+            // The tree builder asks only for elements' names.
+            _ => Name(Namespace::from(""), LocalName::from("")),
+        }
+    }
+
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _: ElementFlags) -> Id {
+        let marks = Marks::of(&name.local, &attrs);
+        self.add(Kind::Element { name: name.local, ns: name.ns, marks })
+    }
+
+    fn create_comment(&self, _: StrTendril) -> Id {
+        self.add(Kind::Other)
+    }
+
+    fn create_pi(&self, _: StrTendril, _: StrTendril) -> Id {
+        self.add(Kind::Other)
+    }
+
+    fn append(&self, parent: &Id, child: NodeOrText<Id>) {
+        self.place(*parent, child, NONE);
+    }
+
+    fn append_based_on_parent_node(&self, element: &Id, prev_element: &Id, child: NodeOrText<Id>) {
+        if self.nodes.borrow()[*element as usize].parent != NONE {
+            self.append_before_sibling(element, child);
+        } else {
+            self.append(prev_element, child);
+        }
+    }
+
+    fn append_doctype_to_document(&self, _: StrTendril, _: StrTendril, _: StrTendril) {}
+
+    // Template contents are the template's children here: extraction drops templates anyway.
+    fn get_template_contents(&self, target: &Id) -> Id {
+        *target
+    }
+
+    fn same_node(&self, x: &Id, y: &Id) -> bool {
+        x == y
+    }
+
+    fn set_quirks_mode(&self, _: QuirksMode) {}
+
+    fn append_before_sibling(&self, sibling: &Id, new_node: NodeOrText<Id>) {
+        let parent = self.nodes.borrow()[*sibling as usize].parent;
+        if parent != NONE {
+            self.place(parent, new_node, *sibling);
+        }
+    }
+
+    fn add_attrs_if_missing(&self, target: &Id, attrs: Vec<Attribute>) {
+        if let Kind::Element { name, marks, .. } = &mut self.nodes.borrow_mut()[*target as usize].kind {
+            marks.add(&Marks::of(name, &attrs));
+        }
+    }
+
+    fn remove_from_parent(&self, target: &Id) {
+        Self::detach(&mut self.nodes.borrow_mut(), *target);
+    }
+
+    fn reparent_children(&self, node: &Id, new_parent: &Id) {
+        let mut nodes = self.nodes.borrow_mut();
+        let mut child = nodes[*node as usize].first;
+        while child != NONE {
+            let next = nodes[child as usize].next;
+            Self::insert(&mut nodes, *new_parent, child, NONE);
+            child = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(dom: &Dom) -> String {
+        let mut out = String::new();
+        dom.walk(dom.root(), |_| true, |s| match s {
+            Step::Open(id) => match dom.kind(id) {
+                Kind::Element { name, .. } => out.push_str(&format!("<{name}>")),
+                Kind::Text(t) => out.push_str(t),
+                _ => {}
+            },
+            Step::Close(id) => {
+                if let Some(name) = dom.name(id) {
+                    out.push_str(&format!("</{name}>"))
+                }
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn builds_the_tree_a_browser_builds() {
+        let dom = Dom::parse("<!DOCTYPE html><p>one<b>two<p>three</b> four<!-- c --><table><tr><td>x</table>");
+        assert_eq!(
+            shape(&dom),
+            "<html><head></head><body><p>one<b>two</b></p><p><b>three</b> four</p>\
+             <table><tbody><tr><td>x</td></tr></tbody></table></body></html>"
+        );
+        // Without a doctype (quirks mode) a table does not close a paragraph.
+        let dom = Dom::parse("<p>a<table><tr><td>x</table>");
+        assert_eq!(shape(&dom), "<html><head></head><body><p>a<table><tbody><tr><td>x</td></tr></tbody></table></p></body></html>");
+        // Misnested formatting elements: the adoption agency moves nodes between parents.
+        let dom = Dom::parse("<b>1<i>2</b>3</i>4");
+        assert_eq!(shape(&dom), "<html><head></head><body><b>1<i>2</i></b><i>3</i>4</body></html>");
+        // Text before a table is fostered out of it, merged with its neighbour.
+        let dom = Dom::parse("<table>a<tr><td>b</td></tr></table>");
+        assert_eq!(shape(&dom), "<html><head></head><body>a<table><tbody><tr><td>b</td></tr></tbody></table></body></html>");
+    }
+
+    #[test]
+    fn deep_nesting_walks_without_recursion() {
+        let html = "<div>".repeat(20_000) + "deep";
+        let dom = Dom::parse(&html);
+        assert!(dom.preorder().len() > 20_000);
+        assert!(shape(&dom).contains("deep"));
+    }
+}

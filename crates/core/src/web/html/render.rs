@@ -1,0 +1,148 @@
+//! From the chosen element to text: blocks (paragraphs, headings, list items, table rows) with
+//! whitespace collapsed as a browser renders it, then the blocks that are not main text left out:
+//! link lists, copyright lines, short lines before the first paragraph and after the last, and
+//! headings over nothing that stays.
+
+use super::dom::{Kind, Step};
+use super::root::Pruned;
+
+/// Elements that start and end a block of text.
+const BLOCKS: &[&str] = &[
+    "p", "div", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd",
+    "blockquote", "pre", "table", "tr", "br", "hr", "body", "center", "address", "details", "summary", "caption",
+];
+/// A block whose text is more than this share links is navigation.
+const MAX_LINK_SHARE: f64 = 0.5;
+/// A paragraph: a non-heading block of at least this many characters.
+const PARAGRAPH_CHARS: usize = 80;
+/// Blocks shorter than this before the first paragraph or after the last are dates, bylines and
+/// credits.
+const EDGE_CHARS: usize = 40;
+
+#[derive(Default)]
+pub struct Block {
+    pub text: String,
+    /// Bytes of the text inside links.
+    link: usize,
+    heading: bool,
+    cell: bool,
+}
+
+impl Block {
+    fn chars(&self) -> usize {
+        self.text.chars().count()
+    }
+}
+
+#[derive(Default)]
+struct Blocks {
+    done: Vec<Block>,
+    cur: Block,
+    /// Whitespace was seen since the last character written.
+    space: bool,
+    in_link: usize,
+    in_pre: usize,
+}
+
+impl Blocks {
+    fn flush(&mut self) {
+        self.space = false;
+        let mut b = std::mem::take(&mut self.cur);
+        let trimmed = b.text.trim();
+        if !trimmed.is_empty() {
+            if trimmed.len() != b.text.len() {
+                b.text = trimmed.to_string();
+            }
+            self.done.push(b);
+        }
+    }
+
+    fn text(&mut self, t: &str) {
+        let before = self.cur.text.len();
+        if self.in_pre > 0 {
+            self.cur.text.push_str(t);
+        } else {
+            for c in t.chars() {
+                if c.is_whitespace() {
+                    self.space = true;
+                    continue;
+                }
+                if std::mem::take(&mut self.space) && !self.cur.text.is_empty() {
+                    self.cur.text.push(' ');
+                }
+                self.cur.text.push(c);
+            }
+        }
+        if self.in_link > 0 {
+            self.cur.link += self.cur.text.len() - before;
+        }
+    }
+}
+
+/// The blocks of text under `top`, dropped parts left out.
+pub fn blocks(pruned: &Pruned, top: u32) -> Vec<Block> {
+    let dom = pruned.dom;
+    let mut b = Blocks::default();
+    dom.walk(top, |id| !pruned.dropped(id), |step| {
+        let (id, open) = match step {
+            Step::Open(id) => (id, true),
+            Step::Close(id) => (id, false),
+        };
+        let name: &str = match dom.kind(id) {
+            Kind::Text(t) if open => return b.text(t),
+            Kind::Element { name, .. } if !pruned.dropped(id) => name,
+            _ => return,
+        };
+        if BLOCKS.contains(&name) {
+            b.flush();
+        }
+        let delta = |n: &mut usize| if open { *n += 1 } else { *n -= 1 };
+        match name {
+            "a" => delta(&mut b.in_link),
+            "pre" => delta(&mut b.in_pre),
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if open => b.cur.heading = true,
+            "td" | "th" if open => {
+                if !b.cur.text.is_empty() {
+                    b.cur.text.push_str(" | ");
+                }
+                b.cur.cell = true;
+            }
+            _ => {}
+        }
+    });
+    b.flush();
+    b.done
+}
+
+/// The blocks that are main text, one per line.
+pub fn render(blocks: &[Block]) -> String {
+    let keep: Vec<bool> = blocks
+        .iter()
+        .map(|b| {
+            let links = b.link as f64 / b.text.len().max(1) as f64;
+            let navigation = !b.cell && (links > MAX_LINK_SHARE || (links > 0.0 && !b.heading && b.chars() < 10));
+            let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
+            !navigation && !copyright
+        })
+        .collect();
+    let paragraph = |(b, k): (&Block, &bool)| *k && !b.heading && b.chars() >= PARAGRAPH_CHARS;
+    let first = blocks.iter().zip(&keep).position(paragraph).unwrap_or(0);
+    let last = blocks.iter().zip(&keep).rposition(paragraph).unwrap_or(blocks.len());
+    let mut out = String::new();
+    for (i, b) in blocks.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        if (i < first || i > last) && !b.heading && !b.cell && b.chars() < EDGE_CHARS {
+            continue;
+        }
+        // A heading stays only when text it heads stays: one over a dropped link list is navigation.
+        if b.heading && !blocks[i + 1..].iter().zip(&keep[i + 1..]).take_while(|(n, _)| !n.heading).any(|(_, k)| *k) {
+            continue;
+        }
+        out.push_str(&b.text);
+        out.push('\n');
+    }
+    out.truncate(out.trim_end().len());
+    out
+}

@@ -1,0 +1,113 @@
+//! Which parts of a page are dropped, and which element holds its main text. Text sizes are
+//! counted once per node, bottom-up, so choosing among candidates costs no more walks.
+
+use super::dom::{Dom, Id, Kind};
+
+/// A boilerplate-classed element is dropped only while it holds less than this share of the
+/// page's text: a page whose whole article sits in `<div class="comments-enabled">` is still the
+/// article (trafilatura guards its pruning the same way).
+const GUARD: f64 = 0.4;
+/// A marked container (`<article>`, `entry-content`) is a candidate only with this much text.
+const MIN_MARKED: usize = 250;
+/// A paragraph counts towards its parent's score only with this much text.
+const MIN_PARAGRAPH: usize = 25;
+
+/// What is dropped and how much text each node holds.
+pub struct Pruned<'d> {
+    pub dom: &'d Dom,
+    /// The node is dropped (itself, not counting its ancestors).
+    dropped: Vec<bool>,
+    /// Trimmed text bytes outside links under the node, dropped parts excluded.
+    prose: Vec<usize>,
+    order: Vec<Id>,
+}
+
+impl<'d> Pruned<'d> {
+    pub fn new(dom: &'d Dom, tables: bool) -> Self {
+        let n = dom.nodes.len();
+        let order = dom.preorder();
+        let never = |id: Id| match dom.kind(id) {
+            Kind::Element { marks, name, .. } => marks.never_text || (!tables && &**name == "table"),
+            _ => false,
+        };
+        // Text under each node without never-text parts: the guard's measure.
+        let mut visible = vec![0usize; n];
+        for &id in order.iter().rev() {
+            let own = match dom.kind(id) {
+                Kind::Text(t) => t.trim().len(),
+                _ if never(id) => 0,
+                Kind::Element { .. } | Kind::Document => visible[id as usize],
+                Kind::Other => 0,
+            };
+            visible[id as usize] = own;
+            if let Some(p) = dom.parent(id) {
+                visible[p as usize] += own;
+            }
+        }
+        let total = visible[dom.root() as usize] as f64;
+        let dropped: Vec<bool> = (0..n as Id)
+            .map(|id| match dom.kind(id) {
+                Kind::Element { marks, .. } => {
+                    never(id) || (marks.boilerplate && (visible[id as usize] as f64) < GUARD * total)
+                }
+                _ => false,
+            })
+            .collect();
+        let mut prose = vec![0usize; n];
+        for &id in order.iter().rev() {
+            let own = match dom.kind(id) {
+                Kind::Text(t) => t.trim().len(),
+                _ if dropped[id as usize] || dom.name(id) == Some("a") => 0,
+                Kind::Element { .. } | Kind::Document => prose[id as usize],
+                Kind::Other => 0,
+            };
+            prose[id as usize] = own;
+            if let Some(p) = dom.parent(id) {
+                prose[p as usize] += own;
+            }
+        }
+        Self { dom, dropped, prose, order }
+    }
+
+    pub fn dropped(&self, id: Id) -> bool {
+        self.dropped[id as usize]
+    }
+
+    /// The element that holds the main text: the marked container with the most prose, unless a
+    /// parent of paragraphs holds more than twice as much; the document when there is neither.
+    pub fn content_root(&self) -> Id {
+        let dom = self.dom;
+        // Inside a dropped element, nothing is a candidate.
+        let mut inside_dropped = vec![false; dom.nodes.len()];
+        let mut marked: Option<Id> = None;
+        let mut score = vec![0usize; dom.nodes.len()];
+        for &id in &self.order {
+            let i = id as usize;
+            inside_dropped[i] = self.dropped[i] || dom.parent(id).is_some_and(|p| inside_dropped[p as usize]);
+            let Kind::Element { marks, name, .. } = dom.kind(id) else { continue };
+            if inside_dropped[i] {
+                continue;
+            }
+            let prose = self.prose[i];
+            if marks.content && prose >= MIN_MARKED && marked.is_none_or(|m| prose > self.prose[m as usize]) {
+                marked = Some(id);
+            }
+            if matches!(&**name, "p" | "pre" | "blockquote" | "td" | "li") && prose >= MIN_PARAGRAPH {
+                if let Some(p) = dom.parent(id) {
+                    score[p as usize] += prose;
+                    if let Some(g) = dom.parent(p) {
+                        score[g as usize] += prose / 2;
+                    }
+                }
+            }
+        }
+        // The highest score, the first in creation order among equals.
+        let para = (0..score.len()).filter(|&i| score[i] > 0).max_by_key(|&i| (score[i], std::cmp::Reverse(i))).map(|i| i as Id);
+        match (marked, para) {
+            (Some(m), Some(p)) if self.prose[p as usize] > 2 * self.prose[m as usize] => p,
+            (Some(m), _) => m,
+            (None, Some(p)) => p,
+            (None, None) => dom.root(),
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! What an element's tag and attributes say about it, decided once when the parser creates it:
+//! hidden or never text (scripts, navigation, forms' controls), boilerplate by its class or id
+//! (menus, share bars, cookie banners), or marked as the main content (`<article>`,
+//! `itemprop=articleBody`, `class="entry-content"`). The lists follow trafilatura's and
+//! readability's; a rule here is a word a web page uses, not a fit to any test page.
+
+use html5ever::{Attribute, LocalName};
+
+/// Tags whose content is never main text. Not `form`: ASP.NET pages and forums wrap the whole
+/// page in one (its controls are dropped by their own tags). Not `header`: article headers hold
+/// the title.
+const NEVER_TEXT: &[&str] = &[
+    "script", "style", "noscript", "iframe", "svg", "nav", "footer", "aside", "button", "input", "select", "textarea",
+    "template", "object", "embed", "canvas", "video", "audio", "map", "picture", "figure", "menu", "dialog", "head",
+    "label", "time", "option", "math", "fieldset",
+];
+
+/// ARIA roles of page furniture.
+const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "menu", "dialog"];
+
+/// Words in a class, id, role or itemprop that mark boilerplate.
+const BOILERPLATE: &[&str] = &[
+    "footer", "sidebar", "widget", "navig", "navbar", "nav-", "-nav", "menu", "comment", "share", "sharing", "social",
+    "related", "cookie", "consent", "banner", "newsletter", "breadcrumb", "advert", "ad-slot", "ads-", "-ads", "popup",
+    "modal", "subscribe", "signup", "login", "teaser", "promo", "recommend", "trending", "most-popular", "mostpopular",
+    "tags", "tagcloud", "author-box", "byline", "skip-link", "pagination", "pager", "toolbar", "masthead", "site-header",
+    "print", "rating", "caption", "credit", "copyright",
+];
+
+/// Words in a class, id, role or itemprop that mark the main content (they win over boilerplate
+/// words: `class="post-content share-wrapper"` is content).
+const CONTENT: &[&str] = &[
+    "articlebody", "article-body", "article__body", "article-content", "article_content", "articlecontent",
+    "post-content", "post_content", "postcontent", "entry-content", "entry_content", "entrycontent", "story-body",
+    "storybody", "post-body", "postbody", "blog-post", "main-content", "maincontent", "content-body", "text-content",
+    "rich-text", "richtext",
+];
+
+/// What the tag and attributes of one element say.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Marks {
+    /// Never text: a tag from [`NEVER_TEXT`], `hidden`, `aria-hidden=true`, `display:none`, or a
+    /// furniture role.
+    pub never_text: bool,
+    /// Boilerplate by its class or id, unless it holds most of the page (decided later).
+    pub boilerplate: bool,
+    /// Marked as the main content.
+    pub content: bool,
+}
+
+impl Marks {
+    pub fn of(tag: &LocalName, attrs: &[Attribute]) -> Self {
+        let tag: &str = tag;
+        let attr = |name: &str| attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value);
+        let role = attr("role").map(str::to_ascii_lowercase);
+        let hidden = attr("hidden").is_some()
+            || attr("aria-hidden").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            || attr("style").is_some_and(|s| {
+                let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+                s.contains("display:none") || s.contains("visibility:hidden")
+            });
+        let words: String = ["class", "id", "role", "itemprop"]
+            .into_iter()
+            .filter_map(attr)
+            .map(str::to_ascii_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let content_word = CONTENT.iter().any(|c| words.contains(c));
+        let page = matches!(tag, "html" | "body" | "article" | "main");
+        Marks {
+            never_text: NEVER_TEXT.contains(&tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
+            boilerplate: !page && !content_word && BOILERPLATE.iter().any(|b| words.contains(b)),
+            content: matches!(tag, "article" | "main")
+                || role.as_deref() == Some("main")
+                || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
+                || content_word,
+        }
+    }
+
+    /// Attributes added later (a second `<body>` tag's): either set of marks counts.
+    pub fn add(&mut self, other: &Marks) {
+        self.never_text |= other.never_text;
+        self.boilerplate = (self.boilerplate || other.boilerplate) && !other.content && !self.content;
+        self.content |= other.content;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use html5ever::{ns, QualName};
+
+    use super::*;
+
+    fn marks(tag: &str, attrs: &[(&str, &str)]) -> Marks {
+        let attrs: Vec<Attribute> = attrs
+            .iter()
+            .map(|(k, v)| Attribute { name: QualName::new(None, ns!(), LocalName::from(*k)), value: (*v).into() })
+            .collect();
+        Marks::of(&LocalName::from(tag), &attrs)
+    }
+
+    #[test]
+    fn tags_attributes_and_class_words_mark_elements() {
+        assert!(marks("script", &[]).never_text);
+        assert!(marks("div", &[("style", "color: red; display : none")]).never_text);
+        assert!(marks("div", &[("aria-hidden", "TRUE")]).never_text);
+        assert!(marks("div", &[("role", "Navigation")]).never_text);
+        assert!(!marks("div", &[("role", "main")]).never_text);
+        assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
+        assert!(marks("div", &[("id", "cookie-consent")]).boilerplate);
+        // A content word wins; page-level tags are never boilerplate.
+        let m = marks("div", &[("class", "entry-content share-wrapper")]);
+        assert!(m.content && !m.boilerplate);
+        assert!(!marks("body", &[("class", "has-sidebar")]).boilerplate);
+        assert!(marks("article", &[]).content);
+        assert!(marks("div", &[("itemprop", "articleBody")]).content);
+        assert_eq!(marks("p", &[("class", "lead")]), Marks::default());
+    }
+}
