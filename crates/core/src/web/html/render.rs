@@ -7,10 +7,14 @@ use super::dom::{Kind, Step};
 use super::root::Pruned;
 
 /// Elements that start and end a block of text.
-const BLOCKS: &[&str] = &[
-    "p", "div", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd",
-    "blockquote", "pre", "table", "tr", "br", "hr", "body", "center", "address", "details", "summary", "caption",
-];
+fn is_block(tag: &str) -> bool {
+    matches!(
+        tag,
+        "p" | "div" | "section" | "article" | "main" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "ul" | "ol"
+            | "dl" | "dt" | "dd" | "blockquote" | "pre" | "table" | "tr" | "br" | "hr" | "body" | "center" | "address"
+            | "details" | "summary" | "caption"
+    )
+}
 /// A block whose text is more than this share links is navigation.
 const MAX_LINK_SHARE: f64 = 0.5;
 /// A paragraph: a non-heading block of at least this many characters.
@@ -93,7 +97,7 @@ pub fn blocks(pruned: &Pruned, top: u32) -> Vec<Block> {
             Kind::Element { name, .. } if !pruned.dropped(id) => name,
             _ => return,
         };
-        if BLOCKS.contains(&name) {
+        if is_block(name) {
             b.flush();
         }
         let delta = |n: &mut usize| if open { *n += 1 } else { *n -= 1 };

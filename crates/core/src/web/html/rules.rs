@@ -4,21 +4,28 @@
 //! `itemprop=articleBody`, `class="entry-content"`). The lists follow trafilatura's and
 //! readability's; a rule here is a word a web page uses, not a fit to any test page.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 use html5ever::{Attribute, LocalName};
 
 /// Tags whose content is never main text. Not `form`: ASP.NET pages and forums wrap the whole
 /// page in one (its controls are dropped by their own tags). Not `header`: article headers hold
 /// the title.
-const NEVER_TEXT: &[&str] = &[
-    "script", "style", "noscript", "iframe", "svg", "nav", "footer", "aside", "button", "input", "select", "textarea",
-    "template", "object", "embed", "canvas", "video", "audio", "map", "picture", "figure", "menu", "dialog", "head",
-    "label", "time", "option", "math", "fieldset",
-];
+fn never_text(tag: &str) -> bool {
+    matches!(
+        tag,
+        "script" | "style" | "noscript" | "iframe" | "svg" | "nav" | "footer" | "aside" | "button" | "input" | "select"
+            | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
+            | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math" | "fieldset"
+    )
+}
 
 /// ARIA roles of page furniture.
 const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "menu", "dialog"];
 
-/// Words in a class, id, role or itemprop that mark boilerplate.
+/// Words in a class, id, role or itemprop that mark boilerplate; they are substrings, so
+/// `navig` finds `navigation` and `main-navigation`.
 const BOILERPLATE: &[&str] = &[
     "footer", "sidebar", "widget", "navig", "navbar", "nav-", "-nav", "menu", "comment", "share", "sharing", "social",
     "related", "cookie", "consent", "banner", "newsletter", "breadcrumb", "advert", "ad-slot", "ads-", "-ads", "popup",
@@ -35,6 +42,10 @@ const CONTENT: &[&str] = &[
     "storybody", "post-body", "postbody", "blog-post", "main-content", "maincontent", "content-body", "text-content",
     "rich-text", "richtext",
 ];
+
+/// Both word lists in one automaton: the boilerplate words, then the content words.
+static WORDS: LazyLock<AhoCorasick> =
+    LazyLock::new(|| AhoCorasick::new(BOILERPLATE.iter().chain(CONTENT)).expect("the word lists are valid patterns"));
 
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -59,17 +70,26 @@ impl Marks {
                 let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
                 s.contains("display:none") || s.contains("visibility:hidden")
             });
-        let words: String = ["class", "id", "role", "itemprop"]
-            .into_iter()
-            .filter_map(attr)
-            .map(str::to_ascii_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let content_word = CONTENT.iter().any(|c| words.contains(c));
+        // One lowercased string of the words, searched once for both lists; overlapping, so that
+        // one word found does not hide another that overlaps it.
+        let mut words = String::new();
+        for v in ["class", "id", "role", "itemprop"].into_iter().filter_map(attr) {
+            words.push_str(v);
+            words.push(' ');
+        }
+        words.make_ascii_lowercase();
+        let (mut boilerplate_word, mut content_word) = (false, false);
+        for m in WORDS.find_overlapping_iter(&words) {
+            if m.pattern().as_usize() < BOILERPLATE.len() {
+                boilerplate_word = true;
+            } else {
+                content_word = true;
+            }
+        }
         let page = matches!(tag, "html" | "body" | "article" | "main");
         Marks {
-            never_text: NEVER_TEXT.contains(&tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
-            boilerplate: !page && !content_word && BOILERPLATE.iter().any(|b| words.contains(b)),
+            never_text: never_text(tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
+            boilerplate: !page && !content_word && boilerplate_word,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
