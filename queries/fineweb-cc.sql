@@ -25,12 +25,12 @@ FROM read_warc('${input}');
 
 CREATE VIEW extracted AS
 SELECT _source, _row, _offset, url, warc_record_id, warc_date, fetch_reason,
-       CASE WHEN fetch_reason IS NULL THEN html_to_text(content, content_type) END AS text
+       html_to_text(CASE WHEN fetch_reason IS NULL THEN content END, content_type) AS text
 FROM records;
 
 CREATE VIEW identified AS
 SELECT *,
-       CASE WHEN fetch_reason IS NULL AND text <> '' THEN detect_language(text, 'fasttext:${lid_model}') END AS language
+       detect_language(CASE WHEN fetch_reason IS NULL AND text <> '' THEN text END, 'fasttext:${lid_model}') AS language
 FROM extracted;
 
 CREATE VIEW judged AS
@@ -45,7 +45,7 @@ SELECT _source, _row, _offset, url, warc_record_id, warc_date, text,
 FROM identified;
 
 CREATE VIEW verdicts AS
-SELECT *, CASE WHEN early_reason IS NULL THEN quality_chain(text, 'fineweb') END AS verdict
+SELECT *, quality_chain(CASE WHEN early_reason IS NULL THEN text END, 'fineweb') AS verdict
 FROM judged;
 
 COPY (
