@@ -137,6 +137,16 @@ mod tests {
     }
 
     #[test]
+    fn a_section_labelled_for_ads_keeps_its_long_paragraphs_but_a_share_bar_goes() {
+        let long = STORY.repeat(2);
+        let html = format!(
+            "<body><article><p>{STORY}</p><section class=\"Report__Section--Ads\"><p>{long}</p></section>\
+             <div class=share-bar><p>Share this story with your friends and family today</p></div></article></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{long}"));
+    }
+
+    #[test]
     fn page_mode_keeps_more_than_the_main_text() {
         let html = format!("<body><div><p>A note above the article that is not part of it at all, but still text.</p></div><article><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p></article></body>");
         assert!(!text(&html).contains("A note above"));

@@ -7,6 +7,9 @@ use super::dom::{Dom, Id, Kind};
 /// page's text: a page whose whole article sits in `<div class="comments-enabled">` is still the
 /// article (trafilatura guards its pruning the same way).
 const GUARD: f64 = 0.4;
+/// A paragraph this long is text, whatever the classes around it say (of the weaker kind: see
+/// `rules::BESIDE`).
+const LONG_PARAGRAPH: usize = 400;
 /// A marked container (`<article>`, `entry-content`) is a candidate only with this much text.
 const MIN_MARKED: usize = 250;
 /// A paragraph counts towards its parent's score only with this much text.
@@ -30,8 +33,10 @@ impl<'d> Pruned<'d> {
             Kind::Element { marks, name, .. } => marks.never_text || (!tables && &**name == "table"),
             _ => false,
         };
-        // Text under each node without never-text parts: the guard's measure.
+        // Text under each node without never-text parts: the guard's measure; and whether a
+        // long paragraph is under it.
         let mut visible = vec![0usize; n];
+        let mut long_paragraph = vec![false; n];
         for &id in order.iter().rev() {
             let own = match dom.kind(id) {
                 Kind::Text(t) => t.trim().len(),
@@ -40,15 +45,21 @@ impl<'d> Pruned<'d> {
                 Kind::Other => 0,
             };
             visible[id as usize] = own;
+            long_paragraph[id as usize] |= dom.name(id) == Some("p") && own >= LONG_PARAGRAPH;
             if let Some(p) = dom.parent(id) {
                 visible[p as usize] += own;
+                long_paragraph[p as usize] |= long_paragraph[id as usize];
             }
         }
         let total = visible[dom.root() as usize] as f64;
         let dropped: Vec<bool> = (0..n as Id)
             .map(|id| match dom.kind(id) {
                 Kind::Element { marks, .. } => {
-                    never(id) || (marks.boilerplate && (visible[id as usize] as f64) < GUARD * total)
+                    let i = id as usize;
+                    never(id)
+                        || (marks.boilerplate
+                            && (visible[i] as f64) < GUARD * total
+                            && !(marks.beside_only && long_paragraph[i]))
                 }
                 _ => false,
             })

@@ -24,14 +24,20 @@ fn never_text(tag: &str) -> bool {
 /// ARIA roles of page furniture.
 const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "menu", "dialog"];
 
-/// Words in a class, id, role or itemprop that mark boilerplate; they are substrings, so
+/// Words in a class, id, role or itemprop that mark page furniture; they are substrings, so
 /// `navig` finds `navigation` and `main-navigation`.
-const BOILERPLATE: &[&str] = &[
-    "footer", "sidebar", "widget", "navig", "navbar", "nav-", "-nav", "menu", "comment", "share", "sharing", "social",
-    "related", "cookie", "consent", "banner", "newsletter", "breadcrumb", "advert", "ad-slot", "ads-", "-ads", "popup",
-    "modal", "subscribe", "signup", "login", "teaser", "promo", "recommend", "trending", "most-popular", "mostpopular",
-    "tags", "tagcloud", "author-box", "byline", "skip-link", "pagination", "pager", "toolbar", "masthead", "site-header",
-    "print", "rating", "caption", "credit", "copyright",
+const FURNITURE: &[&str] = &[
+    "footer", "sidebar", "widget", "navig", "navbar", "nav-", "-nav", "menu", "comment", "related", "cookie", "consent",
+    "newsletter", "breadcrumb", "subscribe", "signup", "login", "recommend", "trending", "most-popular", "mostpopular",
+    "author-box", "byline", "skip-link", "pagination", "pager", "masthead", "site-header", "copyright",
+];
+
+/// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
+/// label sections that hold it (`TestReport__Section--Ads`): these are boilerplate only while
+/// they hold no long paragraph.
+const BESIDE: &[&str] = &[
+    "share", "sharing", "social", "banner", "advert", "ad-slot", "ads-", "-ads", "popup", "modal", "promo", "tags",
+    "tagcloud", "toolbar", "print", "rating", "caption", "credit",
 ];
 
 /// Words in a class, id, role or itemprop that mark the main content (they win over boilerplate
@@ -43,9 +49,10 @@ const CONTENT: &[&str] = &[
     "rich-text", "richtext",
 ];
 
-/// Both word lists in one automaton: the boilerplate words, then the content words.
-static WORDS: LazyLock<AhoCorasick> =
-    LazyLock::new(|| AhoCorasick::new(BOILERPLATE.iter().chain(CONTENT)).expect("the word lists are valid patterns"));
+/// The word lists in one automaton: furniture, then beside, then content words.
+static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::new(FURNITURE.iter().chain(BESIDE).chain(CONTENT)).expect("the word lists are valid patterns")
+});
 
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -55,6 +62,8 @@ pub struct Marks {
     pub never_text: bool,
     /// Boilerplate by its class or id, unless it holds most of the page (decided later).
     pub boilerplate: bool,
+    /// Boilerplate only by [`BESIDE`] words: kept when it holds a long paragraph.
+    pub beside_only: bool,
     /// Marked as the main content.
     pub content: bool,
 }
@@ -78,18 +87,19 @@ impl Marks {
             words.push(' ');
         }
         words.make_ascii_lowercase();
-        let (mut boilerplate_word, mut content_word) = (false, false);
+        let (mut furniture_word, mut beside_word, mut content_word) = (false, false, false);
         for m in WORDS.find_overlapping_iter(&words) {
-            if m.pattern().as_usize() < BOILERPLATE.len() {
-                boilerplate_word = true;
-            } else {
-                content_word = true;
+            match m.pattern().as_usize() {
+                i if i < FURNITURE.len() => furniture_word = true,
+                i if i < FURNITURE.len() + BESIDE.len() => beside_word = true,
+                _ => content_word = true,
             }
         }
         let page = matches!(tag, "html" | "body" | "article" | "main");
         Marks {
             never_text: never_text(tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
-            boilerplate: !page && !content_word && boilerplate_word,
+            boilerplate: !page && !content_word && (furniture_word || beside_word),
+            beside_only: beside_word && !furniture_word,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
@@ -97,10 +107,10 @@ impl Marks {
         }
     }
 
-    /// Attributes added later (a second `<body>` tag's): either set of marks counts.
+    /// Attributes added later (the parser adds a second `<html>` or `<body>` tag's): either
+    /// set counts. Those two tags are never boilerplate.
     pub fn add(&mut self, other: &Marks) {
         self.never_text |= other.never_text;
-        self.boilerplate = (self.boilerplate || other.boilerplate) && !other.content && !self.content;
         self.content |= other.content;
     }
 }
@@ -128,6 +138,9 @@ mod tests {
         assert!(!marks("div", &[("role", "main")]).never_text);
         assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
         assert!(marks("div", &[("id", "cookie-consent")]).boilerplate);
+        let ads = marks("section", &[("class", "Report__Section--Ads")]);
+        assert!(ads.boilerplate && ads.beside_only);
+        assert!(!marks("div", &[("class", "share related-posts")]).beside_only);
         // A content word wins; page-level tags are never boilerplate.
         let m = marks("div", &[("class", "entry-content share-wrapper")]);
         assert!(m.content && !m.boilerplate);
