@@ -86,7 +86,7 @@ def tokq_run(tokq, warc, lists, psl, lid, work):
     for k, v in sets.items():
         args += ["--set", f"{k}={v}"]
     start = time.perf_counter()
-    subprocess.run(pin + args, check=True)
+    subprocess.run(pin + args, check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     return seconds, pq.read_table(out).column("url").to_pylist()
 
