@@ -141,46 +141,41 @@ impl Sink {
         (nodes.len() - 1) as Id
     }
 
+    /// Makes `a` and `b` neighbours under `parent`; `NONE` stands for an end of its children.
+    fn link(nodes: &mut [Node], parent: Id, a: Id, b: Id) {
+        if a != NONE {
+            nodes[a as usize].next = b;
+        } else {
+            nodes[parent as usize].first = b;
+        }
+        if b != NONE {
+            nodes[b as usize].prev = a;
+        } else {
+            nodes[parent as usize].last = a;
+        }
+    }
+
+    /// The child of `parent` just before `before` (or its last child).
+    fn before(nodes: &[Node], parent: Id, before: Id) -> Id {
+        if before == NONE { nodes[parent as usize].last } else { nodes[before as usize].prev }
+    }
+
     fn detach(nodes: &mut [Node], id: Id) {
-        let (parent, prev, next) = {
-            let n = &nodes[id as usize];
-            (n.parent, n.prev, n.next)
-        };
-        if parent == NONE {
-            return;
-        }
-        if prev != NONE {
-            nodes[prev as usize].next = next;
-        } else {
-            nodes[parent as usize].first = next;
-        }
-        if next != NONE {
-            nodes[next as usize].prev = prev;
-        } else {
-            nodes[parent as usize].last = prev;
-        }
         let n = &mut nodes[id as usize];
-        (n.parent, n.prev, n.next) = (NONE, NONE, NONE);
+        let (parent, prev, next) = (n.parent, n.prev, n.next);
+        if parent != NONE {
+            (n.parent, n.prev, n.next) = (NONE, NONE, NONE);
+            Self::link(nodes, parent, prev, next);
+        }
     }
 
     /// Puts `id` under `parent`, before `before` (or last).
     fn insert(nodes: &mut [Node], parent: Id, id: Id, before: Id) {
         Self::detach(nodes, id);
-        let prev = if before == NONE { nodes[parent as usize].last } else { nodes[before as usize].prev };
-        {
-            let n = &mut nodes[id as usize];
-            (n.parent, n.prev, n.next) = (parent, prev, before);
-        }
-        if prev != NONE {
-            nodes[prev as usize].next = id;
-        } else {
-            nodes[parent as usize].first = id;
-        }
-        if before != NONE {
-            nodes[before as usize].prev = id;
-        } else {
-            nodes[parent as usize].last = id;
-        }
+        let prev = Self::before(nodes, parent, before);
+        nodes[id as usize].parent = parent;
+        Self::link(nodes, parent, prev, id);
+        Self::link(nodes, parent, id, before);
     }
 
     /// Inserts a node, or text merged into the text node just before the place (adjacent text is
@@ -190,7 +185,7 @@ impl Sink {
             NodeOrText::AppendNode(id) => id,
             NodeOrText::AppendText(text) => {
                 let mut nodes = self.nodes.borrow_mut();
-                let prev = if before == NONE { nodes[parent as usize].last } else { nodes[before as usize].prev };
+                let prev = Self::before(&nodes, parent, before);
                 if prev != NONE {
                     if let Kind::Text(t) = &mut nodes[prev as usize].kind {
                         t.push_tendril(&text);
