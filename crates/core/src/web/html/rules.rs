@@ -57,7 +57,7 @@ static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Marks {
-    /// Never text: a tag from [`NEVER_TEXT`], `hidden`, `aria-hidden=true`, `display:none`, or a
+    /// Never text: a tag [`never_text`] names, `hidden`, `aria-hidden=true`, `display:none`, or a
     /// furniture role.
     pub never_text: bool,
     /// Boilerplate by its class or id, unless it holds most of the page (decided later).
