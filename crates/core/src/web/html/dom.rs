@@ -38,7 +38,7 @@ pub enum Kind {
 
 pub struct Node {
     pub kind: Kind,
-    pub parent: Id,
+    parent: Id,
     first: Id,
     last: Id,
     prev: Id,

@@ -13,8 +13,6 @@ mod render;
 mod root;
 mod rules;
 
-pub use charset::decode;
-
 use crate::error::TokqError;
 use crate::quality::params::Params;
 
@@ -65,7 +63,7 @@ impl Options {
 /// The main text of an HTTP payload, decoded by its `Content-Type` charset, its `<meta>`
 /// declaration or detection; empty when the page has none.
 pub fn html_to_text(bytes: &[u8], content_type: Option<&str>, options: &Options) -> String {
-    extract(&decode(bytes, content_type), options)
+    extract(&charset::decode(bytes, content_type), options)
 }
 
 /// The main text of a page already decoded.
