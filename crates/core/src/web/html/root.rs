@@ -15,6 +15,25 @@ const MIN_MARKED: usize = 250;
 /// A paragraph counts towards its parent's score only with this much text.
 const MIN_PARAGRAPH: usize = 25;
 
+/// Trimmed text bytes under each node (`order` parents first), counting nothing under a node
+/// `skip` names.
+fn text_below(dom: &Dom, order: &[Id], skip: impl Fn(Id) -> bool) -> Vec<usize> {
+    let mut below = vec![0usize; dom.nodes.len()];
+    for &id in order.iter().rev() {
+        let own = match dom.kind(id) {
+            Kind::Text(t) => t.trim().len(),
+            _ if skip(id) => 0,
+            Kind::Element { .. } | Kind::Document => below[id as usize],
+            Kind::Other => 0,
+        };
+        below[id as usize] = own;
+        if let Some(p) = dom.parent(id) {
+            below[p as usize] += own;
+        }
+    }
+    below
+}
+
 /// What is dropped and how much text each node holds.
 pub struct Pruned<'d> {
     pub dom: &'d Dom,
@@ -35,19 +54,11 @@ impl<'d> Pruned<'d> {
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.
-        let mut visible = vec![0usize; n];
+        let visible = text_below(dom, &order, never);
         let mut long_paragraph = vec![false; n];
         for &id in order.iter().rev() {
-            let own = match dom.kind(id) {
-                Kind::Text(t) => t.trim().len(),
-                _ if never(id) => 0,
-                Kind::Element { .. } | Kind::Document => visible[id as usize],
-                Kind::Other => 0,
-            };
-            visible[id as usize] = own;
-            long_paragraph[id as usize] |= dom.name(id) == Some("p") && own >= LONG_PARAGRAPH;
+            long_paragraph[id as usize] |= dom.name(id) == Some("p") && visible[id as usize] >= LONG_PARAGRAPH;
             if let Some(p) = dom.parent(id) {
-                visible[p as usize] += own;
                 long_paragraph[p as usize] |= long_paragraph[id as usize];
             }
         }
@@ -64,19 +75,7 @@ impl<'d> Pruned<'d> {
                 _ => false,
             })
             .collect();
-        let mut prose = vec![0usize; n];
-        for &id in order.iter().rev() {
-            let own = match dom.kind(id) {
-                Kind::Text(t) => t.trim().len(),
-                _ if dropped[id as usize] || dom.name(id) == Some("a") => 0,
-                Kind::Element { .. } | Kind::Document => prose[id as usize],
-                Kind::Other => 0,
-            };
-            prose[id as usize] = own;
-            if let Some(p) = dom.parent(id) {
-                prose[p as usize] += own;
-            }
-        }
+        let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         Self { dom, dropped, prose, order }
     }
 
