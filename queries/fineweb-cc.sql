@@ -48,14 +48,14 @@ CREATE VIEW verdicts AS
 SELECT *, quality_chain(CASE WHEN early_reason IS NULL THEN text END, 'fineweb') AS verdict
 FROM judged;
 
+CREATE VIEW decided AS
+SELECT *, coalesce(early_reason, verdict['filter_reason']) AS filter_reason
+FROM verdicts;
+
 COPY (
-  SELECT _source, _row, _offset, url, warc_record_id, warc_date, language, language_score,
-         coalesce(early_reason, verdict['filter_reason']) AS filter_reason,
-         CASE
-           WHEN coalesce(early_reason, verdict['filter_reason']) IS NULL THEN mask_pii(coalesce(verdict['text'], text))
-           ELSE text
-         END AS text
-  FROM verdicts
+  SELECT _source, _row, _offset, url, warc_record_id, warc_date, language, language_score, filter_reason,
+         CASE WHEN filter_reason IS NULL THEN mask_pii(coalesce(verdict['text'], text)) ELSE text END AS text
+  FROM decided
 ) TO '${output:-out/fineweb-cc/}' STORED AS PARQUET
   OPTIONS ('rejects' '${rejects:-out/fineweb-cc-rejects/}');
 
