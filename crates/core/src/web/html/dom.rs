@@ -11,7 +11,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use html5ever::tendril::{StrTendril, TendrilSink};
-use html5ever::tree_builder::{ElemName, ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::tree_builder::{ElemName, ElementFlags, NodeOrText, QuirksMode, TreeBuilderOpts, TreeSink};
 use html5ever::{parse_document, Attribute, LocalName, Namespace, ParseOpts, QualName};
 
 use super::rules::Marks;
@@ -64,7 +64,9 @@ impl Dom {
     pub fn parse(html: &str) -> Self {
         let deepest = Rc::new(Cell::new(0));
         let sink = Sink { nodes: RefCell::new(vec![node(Kind::Document)]), deepest: Rc::clone(&deepest) };
-        let mut parser = parse_document(sink, ParseOpts::default());
+        // Scripting off, as a reader without JavaScript sees the page: `<noscript>` holds markup.
+        let opts = ParseOpts { tree_builder: TreeBuilderOpts { scripting_enabled: false, ..Default::default() }, ..Default::default() };
+        let mut parser = parse_document(sink, opts);
         let mut at = 0;
         while at < html.len() && deepest.get() <= MAX_DEPTH {
             let mut end = (at + PIECE).min(html.len());

@@ -18,6 +18,9 @@ use crate::quality::params::Params;
 
 /// The main text must have this many bytes to win over the whole page.
 const MIN_MAIN: usize = 250;
+/// A short main text is replaced by the lenient pass's only when that gives this many times more
+/// (trafilatura's rule for preferring its second extractor).
+const LENIENT_GAIN: usize = 2;
 /// And at least this share of the whole page's text.
 const MIN_MAIN_SHARE: f64 = 0.35;
 
@@ -69,7 +72,21 @@ pub fn html_to_text(bytes: &[u8], content_type: Option<&str>, options: &Options)
 /// The main text of a page already decoded.
 pub fn extract(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
-    let pruned = root::Pruned::new(&dom, options.tables);
+    let text = main_text(&dom, options, true);
+    if text.len() >= MIN_MAIN {
+        return text;
+    }
+    // Many small elements can each pass the pruning guard and together hold the whole text (a
+    // forum's posts all classed `comment`, an article in page-builder `widget`s), or the text is
+    // only in `<noscript>`: a short result is tried again with only the tags deciding, as
+    // trafilatura falls back to another extractor when its own result is short.
+    let lenient = main_text(&dom, options, false);
+    if lenient.len() > LENIENT_GAIN * text.len() { lenient } else { text }
+}
+
+/// The main text, or the whole page when the main element is too short or too small a share.
+fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
+    let pruned = root::Pruned::new(dom, options.tables, strict);
     let whole = || render::render(&render::blocks(&pruned, dom.root()));
     if !options.main_only {
         return whole();
@@ -142,6 +159,24 @@ mod tests {
              <div class=share-bar><p>Share this story with your friends and family today</p></div></article></body>"
         );
         assert_eq!(text(&html), format!("{STORY}\n{long}"));
+    }
+
+    #[test]
+    fn a_page_whose_every_post_is_classed_as_furniture_is_read_without_class_words() {
+        // A forum: each post is small beside the page, so each passes the pruning guard alone.
+        let posts: String = (0..8).map(|i| format!("<div class=\"ForumComment\"><p>Post {i}: {STORY}</p></div>")).collect();
+        let html = format!("<body><nav><a href=/>Forum</a></nav><main>{posts}</main><footer>Imprint</footer></body>");
+        let text = text(&html);
+        assert!(text.starts_with(&format!("Post 0: {STORY}")) && text.contains("Post 7:"), "{text}");
+        assert!(!text.contains("Imprint") && !text.contains("Forum\n"));
+    }
+
+    #[test]
+    fn noscript_text_is_read_only_when_the_page_has_none_besides() {
+        let html = format!("<body><div id=app></div><noscript><div class=post-body><p>{STORY}</p></div></noscript></body>");
+        assert_eq!(text(&html), STORY);
+        let html = format!("<body><article><p>{STORY}</p><p>{STORY}</p></article><noscript>Please enable JavaScript to view the comments.</noscript></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
     }
 
     #[test]

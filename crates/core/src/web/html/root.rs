@@ -45,11 +45,13 @@ pub struct Pruned<'d> {
 }
 
 impl<'d> Pruned<'d> {
-    pub fn new(dom: &'d Dom, tables: bool) -> Self {
+    /// `strict`: drop elements whose class or id words mark them as furniture, and the
+    /// [`last_resort`](super::rules) tags; else only the other tags decide.
+    pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
         let never = |id: Id| match dom.kind(id) {
-            Kind::Element { marks, name, .. } => marks.never_text || (!tables && &**name == "table"),
+            Kind::Element { marks, name, .. } => marks.never_text || (strict && marks.last_resort) || (!tables && &**name == "table"),
             _ => false,
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
@@ -63,18 +65,14 @@ impl<'d> Pruned<'d> {
             }
         }
         let total = visible[dom.root() as usize] as f64;
-        let dropped: Vec<bool> = (0..n as Id)
-            .map(|id| match dom.kind(id) {
-                Kind::Element { marks, .. } => {
-                    let i = id as usize;
-                    never(id)
-                        || (marks.boilerplate
-                            && (visible[i] as f64) < GUARD * total
-                            && !(marks.beside_only && long_paragraph[i]))
-                }
-                _ => false,
-            })
-            .collect();
+        let by_class = |id: Id| match dom.kind(id) {
+            Kind::Element { marks, .. } => {
+                let i = id as usize;
+                marks.boilerplate && (visible[i] as f64) < GUARD * total && !(marks.beside_only && long_paragraph[i])
+            }
+            _ => false,
+        };
+        let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || (strict && by_class(id))).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         Self { dom, dropped, prose, order }
     }

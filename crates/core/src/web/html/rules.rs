@@ -15,33 +15,46 @@ use html5ever::{Attribute, LocalName};
 fn never_text(tag: &str) -> bool {
     matches!(
         tag,
-        "script" | "style" | "noscript" | "iframe" | "svg" | "nav" | "footer" | "aside" | "button" | "input" | "select"
+        "script" | "style" | "iframe" | "svg" | "nav" | "footer" | "button" | "input" | "select"
             | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
             | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math" | "fieldset"
     )
 }
 
+/// Tags whose content is main text only on a page that has too little without it: a script-free
+/// copy of the page (Blogger puts whole posts in `<noscript>`) and asides (a lede in `<aside>`).
+fn last_resort(tag: &str) -> bool {
+    matches!(tag, "noscript" | "aside")
+}
+
 /// ARIA roles of page furniture.
 const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "menu", "dialog"];
 
-/// Words in a class, id, role or itemprop that mark page furniture; they are substrings, so
-/// `navig` finds `navigation` and `main-navigation`.
+// The word lists below are matched against the lowercased values of class, id, role and
+// itemprop, and against the same values split into words (`-` before each word; separators and
+// camelCase humps start a word, so `tagStyle` is `-tag-style-` and `Report__Section--Ads` is
+// `-report-section-ads-`). A word written without a `-` is found anywhere, even inside a longer
+// word (`navig` in `mainnavigation`); one written with a leading `-` only where a word starts, and
+// with a trailing one only as the whole word: short words are parts of unrelated ones (`tags` in
+// `tagStyle`, `rating` in `operating`, `login` in `bloginner`).
+
+/// Words that mark page furniture.
 const FURNITURE: &[&str] = &[
-    "footer", "sidebar", "widget", "navig", "navbar", "nav-", "-nav", "menu", "comment", "related", "cookie", "consent",
-    "newsletter", "breadcrumb", "subscribe", "signup", "login", "recommend", "trending", "most-popular", "mostpopular",
-    "author-box", "byline", "skip-link", "pagination", "pager", "masthead", "site-header", "copyright",
+    "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "cookie", "consent",
+    "newsletter", "breadcrumb", "subscribe", "signup", "-login", "recommend", "trending", "most-popular",
+    "mostpopular", "author-box", "byline", "skip-link", "pagination", "-pager", "masthead", "site-header", "copyright",
 ];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
 /// label sections that hold it (`TestReport__Section--Ads`): these are boilerplate only while
 /// they hold no long paragraph.
 const BESIDE: &[&str] = &[
-    "share", "sharing", "social", "banner", "advert", "ad-slot", "ads-", "-ads", "popup", "modal", "promo", "tags",
-    "tagcloud", "toolbar", "print", "rating", "caption", "credit",
+    "-share", "sharing", "social", "banner", "advert", "-ad-slot", "-ads-", "popup", "-modal", "-promo", "-tags-",
+    "tagcloud", "toolbar", "-print", "-rating", "caption", "-credit",
 ];
 
-/// Words in a class, id, role or itemprop that mark the main content (they win over boilerplate
-/// words: `class="post-content share-wrapper"` is content).
+/// Words that mark the main content (they win over boilerplate words:
+/// `class="post-content share-wrapper"` is content).
 const CONTENT: &[&str] = &[
     "articlebody", "article-body", "article__body", "article-content", "article_content", "articlecontent",
     "post-content", "post_content", "postcontent", "entry-content", "entry_content", "entrycontent", "story-body",
@@ -49,10 +62,43 @@ const CONTENT: &[&str] = &[
     "rich-text", "richtext",
 ];
 
-/// The word lists in one automaton: furniture, then beside, then content words.
-static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::new(FURNITURE.iter().chain(BESIDE).chain(CONTENT)).expect("the word lists are valid patterns")
+/// The word lists in one automaton (furniture, then beside, then content words), and for each
+/// word whether it must start a word.
+struct Lists {
+    automaton: AhoCorasick,
+    anchored: Vec<bool>,
+}
+
+static LISTS: LazyLock<Lists> = LazyLock::new(|| {
+    let words = || FURNITURE.iter().chain(BESIDE).chain(CONTENT);
+    Lists {
+        automaton: AhoCorasick::new(words()).expect("the word lists are valid patterns"),
+        anchored: words().map(|w| w.starts_with('-')).collect(),
+    }
 });
+
+/// `value` split into words, each started by `-`, lowercased, with a `-` at the end.
+fn push_split(out: &mut String, value: &str) {
+    let mut lower_before = false;
+    out.push('-');
+    for c in value.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && lower_before {
+                out.push('-');
+            }
+            lower_before = c.is_lowercase() || c.is_numeric();
+            out.extend(c.to_lowercase());
+        } else {
+            lower_before = false;
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+    }
+    if !out.ends_with('-') {
+        out.push('-');
+    }
+}
 
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -60,6 +106,8 @@ pub struct Marks {
     /// Never text: a tag [`never_text`] names, `hidden`, `aria-hidden=true`, `display:none`, or a
     /// furniture role.
     pub never_text: bool,
+    /// A [`last_resort`] tag.
+    pub last_resort: bool,
     /// Boilerplate by its class or id, unless it holds most of the page (decided later).
     pub boilerplate: bool,
     /// Boilerplate only by [`BESIDE`] words: kept when it holds a long paragraph.
@@ -79,17 +127,24 @@ impl Marks {
                 let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
                 s.contains("display:none") || s.contains("visibility:hidden")
             });
-        // One lowercased string of the words, searched once for both lists; overlapping, so that
-        // one word found does not hide another that overlaps it.
-        let mut words = String::new();
-        for v in ["class", "id", "role", "itemprop"].into_iter().filter_map(attr) {
-            words.push_str(v);
-            words.push(' ');
-        }
+        // The values lowercased, then split into words, searched once for all lists; overlapping,
+        // so that one word found does not hide another that overlaps it.
+        let values: Vec<&str> = ["class", "id", "role", "itemprop"].into_iter().filter_map(attr).collect();
+        let mut words = values.join(" ");
         words.make_ascii_lowercase();
+        let glued = words.len();
+        words.push('\n');
+        for v in &values {
+            push_split(&mut words, v);
+        }
         let (mut furniture_word, mut beside_word, mut content_word) = (false, false, false);
-        for m in WORDS.find_overlapping_iter(&words) {
-            match m.pattern().as_usize() {
+        for m in LISTS.automaton.find_overlapping_iter(&words) {
+            let i = m.pattern().as_usize();
+            // A word that must start a word counts only in the split values.
+            if LISTS.anchored[i] && m.start() < glued {
+                continue;
+            }
+            match i {
                 i if i < FURNITURE.len() => furniture_word = true,
                 i if i < FURNITURE.len() + BESIDE.len() => beside_word = true,
                 _ => content_word = true,
@@ -98,6 +153,7 @@ impl Marks {
         let page = matches!(tag, "html" | "body" | "article" | "main");
         Marks {
             never_text: never_text(tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
+            last_resort: last_resort(tag),
             boilerplate: !page && !content_word && (furniture_word || beside_word),
             beside_only: beside_word && !furniture_word,
             content: matches!(tag, "article" | "main")
@@ -148,5 +204,27 @@ mod tests {
         assert!(marks("article", &[]).content);
         assert!(marks("div", &[("itemprop", "articleBody")]).content);
         assert_eq!(marks("p", &[("class", "lead")]), Marks::default());
+    }
+
+    #[test]
+    fn short_words_count_only_as_words_of_their_own() {
+        let boilerplate = |class: &str| marks("div", &[("class", class)]).boilerplate;
+        // `tags` starts `tagStyle` (a CSS-in-JS class on every paragraph of a page) but is no word of it.
+        assert!(!boilerplate("tagStyle_z4kqwb-o_O-style_1tcxgp3"));
+        assert!(boilerplate("post-tags") && boilerplate("entryTags") && boilerplate("tags"));
+        assert!(!boilerplate("opening-hours operating-times") && boilerplate("star-rating"));
+        assert!(!boilerplate("bloginner") && boilerplate("user-login"));
+        assert!(!boilerplate("main-navy-theme") && boilerplate("navigation"));
+        assert!(boilerplate("main-nav") && boilerplate("navWrapper") && !boilerplate("canvas-wrap"));
+        assert!(boilerplate("Report__Section--Ads") && !boilerplate("loads-more-text"));
+        // Longer words are found inside glued ones.
+        assert!(boilerplate("leftsidebar") && boilerplate("mainnavigation"));
+        assert_eq!(push_split_of("Report__Section--Ads tagStyle x2Y"), "-report-section-ads-tag-style-x2-y-");
+    }
+
+    fn push_split_of(value: &str) -> String {
+        let mut out = String::new();
+        push_split(&mut out, value);
+        out
     }
 }
