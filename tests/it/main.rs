@@ -1,6 +1,7 @@
 //! End-to-end tests of the `tokq` binary: recipes, output format, lineage, bad input, cluster.
 
 mod bad_input;
+mod claims;
 mod classify;
 mod common;
 mod dedup;

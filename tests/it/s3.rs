@@ -116,6 +116,40 @@ async fn a_fasttext_model_on_s3_gives_the_local_files_answers() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_output_on_s3_is_locked_by_a_conditional_create() {
+    let Some(endpoint) = endpoint() else { return };
+    let store = bucket(&endpoint, "test", "test");
+    store.put(&Path::from("lockin/sample.jsonl"), PutPayload::from(std::fs::read(repo_root().join("queries/data/sample.jsonl")).unwrap())).await.unwrap();
+    let lock = Path::from("locked/_tokq_lock.json");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_tokq"))
+            .args(["run", "queries/quickstart.sql", "--quiet"])
+            .args(["--set", &format!("input=s3://{BUCKET}/lockin/*.jsonl")])
+            .args(["--set", &format!("output=s3://{BUCKET}/locked/")])
+            .env("AWS_ENDPOINT", &endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .current_dir(repo_root())
+            .output()
+            .unwrap()
+    };
+    // Held by a run on another machine: refused, naming it, and the lock stays.
+    store.put(&lock, PutPayload::from(r#"{"writer":"node-7 pid 4242","since":1}"#)).await.unwrap();
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("being written by another tokq run (node-7 pid 4242"), "{err}");
+    assert!(store.head(&lock).await.is_ok());
+    // Free: the run takes it, writes, and gives it back.
+    store.delete(&lock).await.unwrap();
+    let out = run();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(store.head(&Path::from("locked/_tokq_manifest.json")).await.is_ok());
+    assert!(store.head(&lock).await.is_err(), "the lock is released");
+}
+
 /// On a cluster: scheduler and executors get the store from their own environment.
 #[cfg(feature = "cluster")]
 mod on_a_cluster {

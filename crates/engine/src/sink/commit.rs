@@ -27,7 +27,8 @@ use crate::sink::part::{writer_properties, Part, Target};
 use crate::sink::table::SinkTable;
 use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
-use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_VERSION, MANIFEST_NAME};
+use crate::sink::claim::Claim;
+use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
@@ -42,6 +43,9 @@ pub struct ParquetTarget {
     pub max_row_group_rows: usize,
     pub max_row_group_bytes: usize,
     pub rejects: Option<RejectsTarget>,
+    /// Delete files in the target (and rejects) folder that tokq did not write, instead of
+    /// refusing the folder.
+    pub overwrite: bool,
 }
 
 impl ParquetTarget {
@@ -59,6 +63,7 @@ impl ParquetTarget {
             max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
             rejects: None,
+            overwrite: false,
         };
         let mut reject_column = None;
         let positive = |key: &str, value: &str| {
@@ -82,9 +87,16 @@ impl ParquetTarget {
                     t.rejects = Some(RejectsTarget { location: value.to_string(), column: DEFAULT_REJECT_COLUMN.into() });
                 }
                 "reject_column" => reject_column = Some(value.to_string()),
+                "overwrite" => {
+                    t.overwrite = match value.to_ascii_lowercase().as_str() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(DataFusionError::Plan(format!("COPY option 'overwrite' must be true or false, got '{value}'"))),
+                    }
+                }
                 other => {
                     return Err(DataFusionError::Plan(format!(
-                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes, rejects, reject_column)"
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes, rejects, reject_column, overwrite)"
                     )))
                 }
             }
@@ -169,7 +181,7 @@ pub async fn plan(
     run_key: &str,
 ) -> Result<(Arc<dyn ExecutionPlan>, PlannedCopy)> {
     let mut metadata = vec![
-        ("tokq.format_version".to_string(), FORMAT_VERSION.to_string()),
+        (FORMAT_KEY.to_string(), FORMAT_VERSION.to_string()),
         ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(df)?),
         ("tokq.recipe_sha256".to_string(), recipe_sha256.to_string()),
         ("tokq.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
@@ -205,6 +217,43 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let runtime = ctx.runtime_env();
     let (store, dir) = store_and_dir(&runtime, &copy.target.location)?;
     let rejects = copy.target.rejects.as_ref().map(|r| store_and_dir(&runtime, &r.location)).transpose()?;
+    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, copy.target.overwrite).await?];
+    if let (Some((s, d)), Some(r)) = (&rejects, &copy.target.rejects) {
+        match Claim::take(s, d, &r.location, copy.target.overwrite).await {
+            Ok(c) => claims.push(c),
+            Err(e) => return Err(release(claims, e).await),
+        }
+    }
+    let written = write_claimed(ctx, plan, copy, (store, dir), rejects).await;
+    match written {
+        Ok(w) => {
+            for c in claims {
+                c.release().await?;
+            }
+            Ok(w)
+        }
+        Err(e) => Err(release(claims, e).await),
+    }
+}
+
+/// Releases the claims of a failed write, keeping its error.
+async fn release(claims: Vec<Claim>, error: DataFusionError) -> DataFusionError {
+    for c in claims {
+        if let Err(e) = c.release().await {
+            log::warn!("could not release an output lock: {e}");
+        }
+    }
+    error
+}
+
+/// Runs a planned COPY into claimed targets and commits its outputs.
+async fn write_claimed(
+    ctx: &SessionContext,
+    plan: Arc<dyn ExecutionPlan>,
+    copy: &PlannedCopy,
+    (store, dir): (Arc<dyn ObjectStore>, Path),
+    rejects: Option<(Arc<dyn ObjectStore>, Path)>,
+) -> Result<Written> {
     // A manifest lists finished files: the old one goes before any of them changes.
     for (s, d) in std::iter::once((&store, &dir)).chain(rejects.as_ref().map(|(s, d)| (s, d))) {
         match s.delete(&d.clone().join(MANIFEST_NAME)).await {

@@ -133,7 +133,7 @@ impl ExecutionPlan for SinkExec {
 }
 
 /// This process, `host pid N`, as every file it writes reports it.
-static WRITER: LazyLock<String> = LazyLock::new(|| {
+pub(crate) static WRITER: LazyLock<String> = LazyLock::new(|| {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     format!("{} pid {}", host.trim(), std::process::id())
 });

@@ -9,6 +9,8 @@ pub use crate::sink::{FileRecord, Layout};
 pub const MANIFEST_NAME: &str = "_tokq_manifest.json";
 /// The output format's version; readers refuse other versions.
 pub const FORMAT_VERSION: u32 = 1;
+/// The Parquet footer key holding [`FORMAT_VERSION`] in every part file tokq writes.
+pub const FORMAT_KEY: &str = "tokq.format_version";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 /// A tokenizer the rows were tokenized with.

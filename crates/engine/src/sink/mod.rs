@@ -12,6 +12,7 @@
 //!   packing). The rows are the same on every run, but which file holds a row, and in what
 //!   order, depends on the partitions.
 
+pub(crate) mod claim;
 pub(crate) mod commit;
 pub(crate) mod exec;
 pub(crate) mod journal;

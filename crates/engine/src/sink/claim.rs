@@ -1,0 +1,162 @@
+//! A COPY's claim on its target directory, taken before anything in it changes: one writer at a
+//! time (a lock file, created only if absent, so that the second run fails at once and names the
+//! first), and only tokq's own files replaced (a folder holding files tokq did not write is
+//! refused, unless the COPY says `'overwrite' 'true'`).
+
+// parquet 59 deprecates ParquetObjectReader; DataFusion 55's own Parquet scan still builds on it.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
+use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::{Deserialize, Serialize};
+use tokq_udfs::args::df;
+
+use super::exec::WRITER;
+use super::journal::JOURNAL_DIR;
+use super::manifest::{Manifest, FORMAT_KEY, MANIFEST_NAME};
+use super::TMP_SUFFIX;
+
+/// The lock's file name in a target directory.
+pub const LOCK_NAME: &str = "_tokq_lock.json";
+
+/// Who holds a target.
+#[derive(Debug, Serialize, Deserialize)]
+struct Holder {
+    /// `host pid N`, as the files a process writes report it.
+    writer: String,
+    /// Seconds since the Unix epoch when the lock was taken.
+    since: u64,
+}
+
+/// A held target: [`Claim::release`] removes the lock.
+pub struct Claim {
+    store: Arc<dyn ObjectStore>,
+    lock: Path,
+}
+
+impl Claim {
+    /// Locks `dir` (the COPY target `location`), then checks that every file in it is tokq's;
+    /// with `overwrite`, files that are not are deleted instead.
+    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, overwrite: bool) -> Result<Self> {
+        let lock = dir.clone().join(LOCK_NAME);
+        let claim = Self { store: Arc::clone(store), lock: lock.clone() };
+        if !claim.try_lock().await? {
+            let holder = claim.holder().await;
+            if !holder.as_ref().is_some_and(gone) || !claim.retake().await? {
+                let who = holder.map_or("a run whose lock cannot be read".to_string(), |h| format!("{} since {}", h.writer, h.since));
+                return Err(DataFusionError::Execution(format!(
+                    "output '{location}' is being written by another tokq run ({who}); wait for it to finish, or, \
+                     if that run is gone, delete {LOCK_NAME} in that folder"
+                )));
+            }
+        }
+        if let Err(e) = foreign_files(store, dir, location, overwrite).await {
+            claim.release().await?;
+            return Err(e);
+        }
+        Ok(claim)
+    }
+
+    /// Creates the lock file if there is none.
+    async fn try_lock(&self) -> Result<bool> {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let body = serde_json::to_vec(&Holder { writer: WRITER.clone(), since }).map_err(df)?;
+        let create = PutOptions { mode: PutMode::Create, ..Default::default() };
+        match self.store.put_opts(&self.lock, PutPayload::from(body), create).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+            Err(e) => Err(df(e)),
+        }
+    }
+
+    async fn holder(&self) -> Option<Holder> {
+        let bytes = self.store.get(&self.lock).await.ok()?.bytes().await.ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Takes over a lock whose process is gone (a run killed on this host).
+    async fn retake(&self) -> Result<bool> {
+        match self.store.delete(&self.lock).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => self.try_lock().await,
+            Err(e) => Err(df(e)),
+        }
+    }
+
+    pub async fn release(self) -> Result<()> {
+        match self.store.delete(&self.lock).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(df(e)),
+        }
+    }
+}
+
+/// The lock's process ran on this host and is no longer running. A lock from another host is
+/// never judged stale: only its own host can tell.
+fn gone(holder: &Holder) -> bool {
+    let Some((host, pid)) = holder.writer.rsplit_once(" pid ") else { return false };
+    let Some((this_host, _)) = WRITER.rsplit_once(" pid ") else { return false };
+    host == this_host && pid.parse::<u32>().is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// Refuses a target holding files that tokq did not write, or deletes them with `overwrite`.
+/// tokq's own: its manifest, lock, journal and unfinished files by name, and part files the
+/// manifest lists or whose footer carries tokq's format key (those of an interrupted run).
+async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, overwrite: bool) -> Result<()> {
+    let listed = match store.list_with_delimiter(Some(dir)).await {
+        Ok(l) => l,
+        Err(object_store::Error::NotFound { .. }) => return Ok(()),
+        Err(e) => return Err(df(e)),
+    };
+    let listed_parts = manifest_files(store, dir).await;
+    let mut foreign = Vec::new();
+    for meta in listed.objects {
+        let Some(name) = meta.location.filename().map(str::to_string) else { continue };
+        let own = name == MANIFEST_NAME
+            || name == LOCK_NAME
+            || (name.starts_with('.') && name.ends_with(TMP_SUFFIX))
+            || (name.starts_with("part-")
+                && name.ends_with(".parquet")
+                && (listed_parts.contains(&name) || written_by_tokq(store, &meta).await));
+        if !own {
+            foreign.push((name, meta));
+        }
+    }
+    let folders = listed.common_prefixes.iter().filter_map(|p| p.filename()).filter(|&f| f != JOURNAL_DIR).map(|f| format!("{f}/"));
+    let names: Vec<String> = foreign.iter().map(|(n, _)| n.clone()).chain(if overwrite { Vec::new() } else { folders.collect() }).collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !overwrite {
+        let more = if names.len() > 1 { format!(" and {} more", names.len() - 1) } else { String::new() };
+        return Err(DataFusionError::Plan(format!(
+            "COPY target '{location}' holds files tokq did not write ({}{more}); write to an empty or new folder, \
+             or add OPTIONS ('overwrite' 'true') to delete them first",
+            names[0]
+        )));
+    }
+    // The user asked for it: files beside the output go; folders are not part of it and stay.
+    for (_, meta) in foreign {
+        store.delete(&meta.location).await.map_err(df)?;
+    }
+    Ok(())
+}
+
+/// The part files the target's manifest lists, if it has one.
+async fn manifest_files(store: &Arc<dyn ObjectStore>, dir: &Path) -> Vec<String> {
+    let Ok(got) = store.get(&dir.clone().join(MANIFEST_NAME)).await else { return Vec::new() };
+    let Ok(bytes) = got.bytes().await else { return Vec::new() };
+    serde_json::from_slice::<Manifest>(&bytes).map_or(Vec::new(), |m| m.files.into_iter().map(|f| f.path).collect())
+}
+
+/// A Parquet file whose footer carries tokq's format key.
+async fn written_by_tokq(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> bool {
+    let reader = ParquetObjectReader::new(Arc::clone(store), meta.location.clone()).with_file_size(meta.size);
+    let Ok(builder) = ParquetRecordBatchStreamBuilder::new(reader).await else { return false };
+    let kv = builder.metadata().file_metadata().key_value_metadata();
+    kv.is_some_and(|kv| kv.iter().any(|e| e.key == FORMAT_KEY))
+}

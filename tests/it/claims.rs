@@ -1,0 +1,118 @@
+//! A COPY's claim on its target: files other tools wrote are never removed unasked, and two runs
+//! never write one folder at once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::parquet::arrow::ArrowWriter;
+
+use crate::common::*;
+use crate::durability::Job;
+
+/// A Parquet file as Spark names its parts, with no tokq footer.
+fn spark_part(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("part-00000-0b6e6a3c-1f1e-4a3c-9c3c-2f5f0f7d8a11-c000.snappy.parquet");
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+    let mut w = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path
+}
+
+fn manifest_is_true(dir: &std::path::Path) {
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap();
+    let mut listed: Vec<String> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+    let mut present: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    listed.sort();
+    present.sort();
+    assert_eq!(listed, present, "the manifest lists exactly the part files in {}", dir.display());
+    for f in m["files"].as_array().unwrap() {
+        let bytes = std::fs::read(dir.join(f["path"].as_str().unwrap())).unwrap();
+        assert_eq!(f["bytes"].as_u64(), Some(bytes.len() as u64));
+        use sha2::Digest;
+        assert_eq!(f["sha256"].as_str().unwrap(), hex::encode(sha2::Sha256::digest(&bytes)));
+    }
+}
+
+#[test]
+fn a_folder_holding_other_tools_files_is_refused_and_overwrite_replaces_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 2, 50);
+    let foreign = spark_part(&job.out);
+    let success = write(&job.out, "_SUCCESS", "");
+    let before = std::fs::read(&foreign).unwrap();
+    let err = tokq_err(&job.args().iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(err.contains("holds files tokq did not write") && err.contains("'overwrite' 'true'"), "{err}");
+    assert!(err.contains("part-00000-0b6e6a3c") || err.contains("_SUCCESS"), "{err}");
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "the foreign file is untouched");
+    assert!(success.exists() && !job.out.join("_tokq_lock.json").exists(), "a refused run leaves no lock");
+
+    // A rerun into tokq's own output, with files of an interrupted run, is not refused.
+    std::fs::remove_file(&foreign).unwrap();
+    std::fs::remove_file(&success).unwrap();
+    job.run(&[], &[]);
+    job.run(&["--partitions", "3"], &[]);
+    manifest_is_true(&job.out);
+
+    // Asked to, the run deletes them and writes its own.
+    let foreign = spark_part(&job.out);
+    let recipe = FILTER_AND_TOKENIZE.replace("('rejects' '${rejects}')", "('rejects' '${rejects}', 'overwrite' 'true')");
+    std::fs::write(&job.recipe, recipe).unwrap();
+    job.run(&[], &[]);
+    assert!(!foreign.exists());
+    manifest_is_true(&job.out);
+}
+
+#[test]
+fn a_second_run_into_the_same_folder_fails_at_once_naming_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 16, 700);
+    let mut first = job.start(&["--partitions", "1"]);
+    let lock = job.out.join("_tokq_lock.json");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !lock.exists() {
+        assert!(Instant::now() < deadline && first.0.try_wait().unwrap().is_none(), "the first run never took its lock");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    let err = tokq_err(&job.args().iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(started.elapsed() < Duration::from_secs(20), "the second run waited {:?}", started.elapsed());
+    let pid = first.0.id();
+    assert!(err.contains("being written by another tokq run") && err.contains(&format!("pid {pid}")), "{err}");
+    assert!(first.0.try_wait().unwrap().is_none(), "the first run finished before the second was tried; make the corpus larger");
+    let status = first.0.wait().unwrap();
+    assert!(status.success());
+    manifest_is_true(&job.out);
+    manifest_is_true(&job.rejects);
+    assert!(!lock.exists(), "the lock is released");
+}
+
+#[test]
+fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over_one_from_elsewhere_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 2, 50);
+    std::fs::create_dir_all(&job.out).unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    // A process that has exited: its pid is free.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let lock = job.out.join("_tokq_lock.json");
+    std::fs::write(&lock, format!(r#"{{"writer":"{} pid {pid}","since":1}}"#, host.trim())).unwrap();
+    job.run(&[], &[]);
+    manifest_is_true(&job.out);
+    assert!(!lock.exists());
+
+    std::fs::write(&lock, r#"{"writer":"another-host pid 1","since":1}"#).unwrap();
+    let err = tokq_err(&job.args().iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(err.contains("another-host pid 1") && err.contains("delete _tokq_lock.json"), "{err}");
+    assert!(lock.exists(), "a live holder's lock is left alone");
+}
