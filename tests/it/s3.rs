@@ -36,6 +36,18 @@ fn bucket(endpoint: &str, key_id: &str, secret: &str) -> Arc<dyn ObjectStore> {
     )
 }
 
+/// `tokq` with the test bucket's endpoint and credentials in its environment, in the repository.
+fn tokq_on_s3(endpoint: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tokq"));
+    c.env("AWS_ENDPOINT", endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .current_dir(repo_root());
+    c
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn quickstart_from_and_to_s3_equals_the_local_run() {
     let (Some(endpoint), Some(tok)) = (endpoint(), shared("tokenizers/gpt2/tokenizer.json")) else { return };
@@ -49,17 +61,11 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
         store.put(&Path::from(key), PutPayload::from(std::fs::read(local).unwrap())).await.unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tokq"))
+    let out = tokq_on_s3(&endpoint)
         .args(["run", "queries/quickstart.sql", "--quiet"])
         .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
         .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
         .args(["--set", &format!("output=s3://{BUCKET}/out/")])
-        .env("AWS_ENDPOINT", &endpoint)
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_ACCESS_KEY_ID", "test")
-        .env("AWS_SECRET_ACCESS_KEY", "test")
-        .env("AWS_REGION", "us-east-1")
-        .current_dir(&root)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -97,14 +103,9 @@ async fn a_fasttext_model_on_s3_gives_the_local_files_answers() {
     let tmp = tempfile::tempdir().unwrap();
     let recipe = crate::classify::labelling_recipe(tmp.path());
     let run = |model: &str, out: &std::path::Path| {
-        let o = Command::new(env!("CARGO_BIN_EXE_tokq"))
+        let o = tokq_on_s3(&endpoint)
             .args(["run", recipe.to_str().unwrap(), "--quiet", "--set", &format!("model={model}")])
             .args(["--set", &format!("output={}/", out.display())])
-            .env("AWS_ENDPOINT", &endpoint)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("AWS_REGION", "us-east-1")
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -123,16 +124,10 @@ async fn an_output_on_s3_is_locked_by_a_conditional_create() {
     store.put(&Path::from("lockin/sample.jsonl"), PutPayload::from(std::fs::read(repo_root().join("queries/data/sample.jsonl")).unwrap())).await.unwrap();
     let lock = Path::from("locked/_tokq_lock.json");
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_tokq"))
+        tokq_on_s3(&endpoint)
             .args(["run", "queries/quickstart.sql", "--quiet"])
             .args(["--set", &format!("input=s3://{BUCKET}/lockin/*.jsonl")])
             .args(["--set", &format!("output=s3://{BUCKET}/locked/")])
-            .env("AWS_ENDPOINT", &endpoint)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("AWS_REGION", "us-east-1")
-            .current_dir(repo_root())
             .output()
             .unwrap()
     };
