@@ -113,6 +113,6 @@ fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over_one_from_elsewhere_i
 
     std::fs::write(&lock, r#"{"writer":"another-host pid 1","since":1}"#).unwrap();
     let err = tokq_err(&job.args().iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(err.contains("another-host pid 1") && err.contains("delete _tokq_lock.json"), "{err}");
+    assert!(err.contains("another-host pid 1, holding it for ") && err.contains("delete _tokq_lock.json"), "{err}");
     assert!(lock.exists(), "a live holder's lock is left alone");
 }

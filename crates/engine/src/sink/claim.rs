@@ -48,7 +48,9 @@ impl Claim {
         if !claim.try_lock().await? {
             let holder = claim.holder().await;
             if !holder.as_ref().is_some_and(gone) || !claim.retake().await? {
-                let who = holder.map_or("a run whose lock cannot be read".to_string(), |h| format!("{} since {}", h.writer, h.since));
+                let who = holder.map_or("a run whose lock cannot be read".to_string(), |h| {
+                    format!("{}, holding it for {} s", h.writer, now_secs().saturating_sub(h.since))
+                });
                 return Err(DataFusionError::Execution(format!(
                     "output '{location}' is being written by another tokq run ({who}); wait for it to finish, or, \
                      if that run is gone, delete {LOCK_NAME} in that folder"
@@ -64,8 +66,7 @@ impl Claim {
 
     /// Creates the lock file if there is none.
     async fn try_lock(&self) -> Result<bool> {
-        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let body = serde_json::to_vec(&Holder { writer: WRITER.clone(), since }).map_err(df)?;
+        let body = serde_json::to_vec(&Holder { writer: WRITER.clone(), since: now_secs() }).map_err(df)?;
         let create = PutOptions { mode: PutMode::Create, ..Default::default() };
         match self.store.put_opts(&self.lock, PutPayload::from(body), create).await {
             Ok(_) => Ok(true),
@@ -95,12 +96,20 @@ impl Claim {
     }
 }
 
+fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
 /// The lock's process ran on this host and is no longer running. A lock from another host is
-/// never judged stale: only its own host can tell.
+/// never judged stale: only its own host can tell; nor is any where `/proc` does not list
+/// processes (macOS), where a missing `/proc/PID` says nothing.
 fn gone(holder: &Holder) -> bool {
     let Some((host, pid)) = holder.writer.rsplit_once(" pid ") else { return false };
     let Some((this_host, _)) = WRITER.rsplit_once(" pid ") else { return false };
-    host == this_host && pid.parse::<u32>().is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    let proc = std::path::Path::new("/proc");
+    host == this_host
+        && proc.join("self").exists()
+        && pid.parse::<u32>().is_ok_and(|pid| !proc.join(pid.to_string()).exists())
 }
 
 /// Refuses a target holding files that tokq did not write, or deletes them with `overwrite`.

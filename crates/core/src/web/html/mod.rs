@@ -5,7 +5,8 @@
 //! ([`rules`]), boilerplate pruned and the element holding the main text chosen ([`root`]), and
 //! its blocks rendered, link lists and edge lines left out ([`render`]). When the chosen element
 //! gives little text, or much less than the whole pruned page, the whole pruned page is taken
-//! instead: a page without a clear article is better kept whole than cut to a fragment.
+//! instead: a page without a clear article is better kept whole than cut to a fragment. When even
+//! that is short, the page is read again with only the tags deciding ([`extract`]).
 
 mod charset;
 mod dom;
