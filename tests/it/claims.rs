@@ -23,25 +23,6 @@ fn spark_part(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
-fn manifest_is_true(dir: &std::path::Path) {
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap();
-    let mut listed: Vec<String> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
-    let mut present: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".parquet"))
-        .collect();
-    listed.sort();
-    present.sort();
-    assert_eq!(listed, present, "the manifest lists exactly the part files in {}", dir.display());
-    for f in m["files"].as_array().unwrap() {
-        let bytes = std::fs::read(dir.join(f["path"].as_str().unwrap())).unwrap();
-        assert_eq!(f["bytes"].as_u64(), Some(bytes.len() as u64));
-        use sha2::Digest;
-        assert_eq!(f["sha256"].as_str().unwrap(), hex::encode(sha2::Sha256::digest(&bytes)));
-    }
-}
-
 #[test]
 fn a_folder_holding_other_tools_files_is_refused_and_overwrite_replaces_them() {
     let tmp = tempfile::tempdir().unwrap();

@@ -236,3 +236,23 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The manifest lists exactly the part files present, with their true sizes and sha256.
+pub fn manifest_is_true(dir: &std::path::Path) {
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap();
+    let mut listed: Vec<String> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+    let mut present: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    listed.sort();
+    present.sort();
+    assert_eq!(listed, present, "the manifest lists exactly the part files in {}", dir.display());
+    for f in m["files"].as_array().unwrap() {
+        let bytes = std::fs::read(dir.join(f["path"].as_str().unwrap())).unwrap();
+        assert_eq!(f["bytes"].as_u64(), Some(bytes.len() as u64));
+        use sha2::Digest;
+        assert_eq!(f["sha256"].as_str().unwrap(), hex::encode(sha2::Sha256::digest(&bytes)));
+    }
+}

@@ -10,6 +10,7 @@ mod filters;
 mod lineage;
 mod pack;
 mod quickstart;
+mod resume;
 mod shared_tokenizers;
 mod s3;
 mod statements;

@@ -8,7 +8,8 @@
 //!   commit, the manifest and the crash journal.
 //! - `components` runs `CREATE COMPONENTS` (connected components in rounds of SQL).
 //! - [`session`] builds the context every role shares; `codec` carries tokq's tables and
-//!   operators to Ballista; [`store`] opens local and `s3://` locations.
+//!   operators to Ballista; [`store`] opens local and `s3://` locations, the local ones through
+//!   `durable`, which syncs what it writes.
 //!
 //! Running a recipe from Rust:
 //!
@@ -35,6 +36,7 @@ pub(crate) mod codec;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 pub(crate) mod components;
+pub(crate) mod durable;
 pub mod functions;
 pub mod lineage;
 pub(crate) mod order;

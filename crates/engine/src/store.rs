@@ -9,11 +9,11 @@ use std::sync::{Arc, RwLock};
 use datafusion::error::Result as DfResult;
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use object_store::aws::AmazonS3Builder;
-use object_store::local::LocalFileSystem;
 use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
 
 use tokq_core::error::{Result, TokqError};
+use crate::durable::DurableLocal;
 
 /// Object stores by scheme and bucket, made on first use.
 #[derive(Debug, Default)]
@@ -57,7 +57,7 @@ impl ObjectStoreRegistry for TokqObjectStoreRegistry {
 
 fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
     match url.scheme() {
-        "file" => Ok(Arc::new(LocalFileSystem::new())),
+        "file" => Ok(Arc::new(DurableLocal::new())),
         "s3" => {
             let bucket = url.host_str().ok_or_else(|| TokqError::Io {
                 uri: url.to_string(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::TryStreamExt;
 use globset::GlobBuilder;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -17,9 +17,18 @@ pub struct FileRef {
     /// The file's URI, as written to `_source`.
     pub uri: String,
     pub size: u64,
+    /// What changes when the file is rewritten, even at the same size: the ETag on S3, and on
+    /// local disks the inode and modification time (the local store's ETag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl FileRef {
+    /// The file a listing found under the store-root `root` (`file://`, `s3://bucket`).
+    pub fn from_meta(root: &str, meta: &ObjectMeta) -> Self {
+        Self { uri: format!("{root}/{}", meta.location), size: meta.size, version: meta.e_tag.clone() }
+    }
+
     pub fn url(&self) -> Result<Url> {
         to_url(&self.uri)
     }
@@ -45,11 +54,10 @@ pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<Fil
     let full_text = full.as_ref();
     let glob_at = full_text.find(['*', '?', '[', '{']);
     let mut files = Vec::new();
-    let make = |path: &Path, size: u64| FileRef { uri: format!("{root}/{path}"), size };
 
     if glob_at.is_none() {
         if let Ok(meta) = store.head(&full).await {
-            return Ok(vec![make(&meta.location, meta.size)]);
+            return Ok(vec![FileRef::from_meta(&root, &meta)]);
         }
     }
     // List from the last '/' before any glob character.
@@ -74,7 +82,7 @@ pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<Fil
             None => !is_hidden(&relative(&meta.location, &dir_path)),
         };
         if keep {
-            files.push(make(&meta.location, meta.size));
+            files.push(FileRef::from_meta(&root, &meta));
         }
     }
     files.sort_by(|a, b| a.uri.cmp(&b.uri));
@@ -152,7 +160,7 @@ mod tests {
     #[test]
     fn assignment_is_balanced_and_deterministic() {
         let files: Vec<FileRef> =
-            [5u64, 1, 1, 1, 1, 1].iter().enumerate().map(|(i, &s)| FileRef { uri: i.to_string(), size: s }).collect();
+            [5u64, 1, 1, 1, 1, 1].iter().enumerate().map(|(i, &s)| FileRef { uri: i.to_string(), size: s, version: None }).collect();
         assert_eq!(assign(&files, 2), vec![vec![0], vec![1, 2, 3, 4, 5]]);
         assert_eq!(assign(&files, 10).len(), 6);
     }

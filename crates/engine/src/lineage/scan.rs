@@ -140,8 +140,7 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
     };
     let mut file_groups = Vec::with_capacity(groups.len());
     for g in groups {
-        let files: Vec<PartitionedFile> =
-            g.iter().map(|f| Ok(PartitionedFile::new(f.path().df()?.to_string(), f.size))).collect::<Result<_>>()?;
+        let files: Vec<PartitionedFile> = g.iter().map(partitioned).collect::<Result<_>>()?;
         file_groups.push(FileGroup::new(files));
     }
     // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
@@ -149,6 +148,14 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
     // depend on timing.
     let config = FileScanConfigBuilder::new(store, Arc::new(source)).with_file_groups(file_groups).with_preserve_order(true).build();
     Ok(DataSourceExec::from_data_source(config))
+}
+
+/// A file as DataFusion's scan holds it, its version kept so that the sink's journal can tell
+/// a rewritten input from the one it committed.
+fn partitioned(f: &FileRef) -> Result<PartitionedFile> {
+    let mut file = PartitionedFile::new(f.path().df()?.to_string(), f.size);
+    file.object_meta.e_tag = f.version.clone();
+    Ok(file)
 }
 
 /// The file scan config and lineage source of a plan node, if it is a lineage scan.
@@ -168,7 +175,7 @@ pub fn file_groups(config: &FileScanConfig) -> Vec<Vec<FileRef>> {
         .map(|g| {
             g.files()
                 .iter()
-                .map(|f| FileRef { uri: format!("{root}/{}", f.object_meta.location), size: f.object_meta.size })
+                .map(|f| FileRef::from_meta(&root, &f.object_meta))
                 .collect()
         })
         .collect()
@@ -251,7 +258,7 @@ struct LineageOpener {
 
 impl FileOpener for LineageOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
-        let file = FileRef { uri: format!("{}/{}", self.root, file.object_meta.location), size: file.object_meta.size };
+        let file = FileRef::from_meta(&self.root, &file.object_meta);
         let (source, store, schema) = (self.source.clone(), Arc::clone(&self.store), Arc::clone(&self.schema));
         Ok(Box::pin(async move {
             let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);

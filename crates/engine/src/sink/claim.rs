@@ -6,6 +6,7 @@
 // parquet 59 deprecates ParquetObjectReader; DataFusion 55's own Parquet scan still builds on it.
 #![allow(deprecated)]
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use datafusion::error::{DataFusionError, Result};
@@ -40,9 +41,10 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// Locks `dir` (the COPY target `location`), then checks that every file in it is tokq's;
-    /// with `overwrite`, files that are not are deleted instead.
-    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, overwrite: bool) -> Result<Self> {
+    /// Locks `dir` (the COPY target `location`), then checks that every file in it is tokq's
+    /// (`recorded`: the part files a journal names); with `overwrite`, files that are not are
+    /// deleted instead.
+    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
         let claim = Self { store: Arc::clone(store), lock: lock.clone() };
         if !claim.try_lock().await? {
@@ -57,7 +59,7 @@ impl Claim {
                 )));
             }
         }
-        if let Err(e) = foreign_files(store, dir, location, overwrite).await {
+        if let Err(e) = foreign_files(store, dir, location, recorded, overwrite).await {
             claim.release().await?;
             return Err(e);
         }
@@ -114,8 +116,9 @@ fn gone(holder: &Holder) -> bool {
 
 /// Refuses a target holding files that tokq did not write, or deletes them with `overwrite`.
 /// tokq's own: its manifest, lock, journal and unfinished files by name, and part files the
-/// manifest lists or whose footer carries tokq's format key (those of an interrupted run).
-async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, overwrite: bool) -> Result<()> {
+/// manifest or a journal lists or whose footer carries tokq's format key (those of an
+/// interrupted run).
+async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<()> {
     let listed = match store.list_with_delimiter(Some(dir)).await {
         Ok(l) => l,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
@@ -130,7 +133,7 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
             || (name.starts_with('.') && name.ends_with(TMP_SUFFIX))
             || (name.starts_with("part-")
                 && name.ends_with(".parquet")
-                && (listed_parts.contains(&name) || written_by_tokq(store, &meta).await));
+                && (listed_parts.contains(&name) || recorded.contains(&name) || written_by_tokq(store, &meta).await));
         if !own {
             foreign.push((name, meta));
         }

@@ -217,9 +217,10 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let runtime = ctx.runtime_env();
     let (store, dir) = store_and_dir(&runtime, &copy.target.location)?;
     let rejects = copy.target.rejects.as_ref().map(|r| store_and_dir(&runtime, &r.location)).transpose()?;
-    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, copy.target.overwrite).await?];
+    let (recorded, recorded_rejects) = journal::recorded(&store, &dir).await?;
+    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, &recorded, copy.target.overwrite).await?];
     if let (Some((s, d)), Some(r)) = (&rejects, &copy.target.rejects) {
-        match Claim::take(s, d, &r.location, copy.target.overwrite).await {
+        match Claim::take(s, d, &r.location, &recorded_rejects, copy.target.overwrite).await {
             Ok(c) => claims.push(c),
             Err(e) => return Err(release(claims, e).await),
         }

@@ -21,6 +21,7 @@ use super::journal::{self, Entry};
 use super::layout::{runs_by_source, source_groups, without_files, Layout};
 use super::part::{writer_properties, Target, Unit};
 use super::{source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
+use crate::lineage::files::FileRef;
 use crate::lineage::progress;
 use crate::lineage::scan::SOURCE_COLUMN;
 
@@ -197,13 +198,14 @@ async fn write_partition(
     };
     // This task's input files, with sizes. Ballista hands each task a plan restricted to its own
     // partitions, so nothing here may depend on the other partitions' files.
-    let mine: BTreeMap<&str, u64> = groups.get(partition).into_iter().flatten().map(|f| (f.uri.as_str(), f.size)).collect();
+    let mine: BTreeMap<&str, &FileRef> = groups.get(partition).into_iter().flatten().map(|f| (f.uri.as_str(), f)).collect();
 
     let kept = &targets.kept;
     let folder = journal::folder(&kept.dir, &opts.run_key);
     let rejects = targets.rejects.as_ref().map(|(t, _)| (&t.store, &t.dir));
     let mut committed = journal::read(&kept.store, &folder, &kept.dir, rejects).await?;
-    committed.retain(|source, e| mine.get(source.as_str()) == Some(&e.source_size));
+    // An input rewritten since, even at the same size, is read again.
+    committed.retain(|source, e| mine.get(source.as_str()).is_some_and(|f| f.size == e.source_size && f.version == e.source_version));
     let mut out = Vec::new();
     for e in committed.values() {
         out.extend(written((e.kept.clone(), e.rejects.clone()), Layout::Source, Some((&e.source, e.source_rows)), true));
@@ -219,12 +221,13 @@ async fn write_partition(
     let mut finished = BTreeSet::new();
     let finish = |source: String, rows_before: u64, unit: Unit| {
         let (store, folder) = (Arc::clone(&kept.store), folder.clone());
-        let source_size = mine.get(source.as_str()).copied().unwrap_or(0);
+        let file = mine.get(source.as_str());
+        let (source_size, source_version) = (file.map_or(0, |f| f.size), file.and_then(|f| f.version.clone()));
         async move {
             let (kept, rejects) = unit.finish().await?;
             let source_rows = progress::source_rows(&source).saturating_sub(rows_before);
             let name = source_part_name(&source);
-            let entry = Entry { source_size, source, source_rows, kept, rejects };
+            let entry = Entry { source_size, source_version, source, source_rows, kept, rejects };
             journal::record(&store, &folder, &name, &entry).await?;
             Ok::<_, DataFusionError>(written((entry.kept, entry.rejects), Layout::Source, Some((&entry.source, source_rows)), false))
         }
