@@ -76,3 +76,19 @@ fn columns_come_out_in_the_order_the_query_names_them() {
     let text = b.column(1).as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap();
     assert_eq!((text.value(0), text.value(1)), ("x", "y"));
 }
+
+#[test]
+fn bytes_read_counts_each_input_byte_once() {
+    let d = tempfile::tempdir().unwrap();
+    let input = synthetic_corpus(&d.path().join("in"), 3, 40);
+    let size: u64 = std::fs::read_dir(d.path().join("in")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    let r = write(
+        d.path(),
+        "r.sql",
+        format!("COPY (SELECT id, _source, _row, text FROM read_jsonl('{input}')) TO '{}/o/' STORED AS PARQUET;", d.path().display()),
+    );
+    let stats = d.path().join("s.json");
+    tokq_ok(&["run", r.to_str().unwrap(), "--quiet", "--stats-json", stats.to_str().unwrap()]);
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(s["bytes_read"].as_u64(), Some(size), "the schema inference's look at the first file is not counted again");
+}

@@ -7,6 +7,7 @@ mod common;
 mod dedup;
 mod durability;
 mod filters;
+mod large_documents;
 mod lineage;
 mod pack;
 mod quickstart;

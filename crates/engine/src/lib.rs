@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub(crate) mod codec;
+pub(crate) mod coalesce;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 pub(crate) mod components;
@@ -61,7 +62,7 @@ pub use stats::RunStats;
 /// Physical optimizer rules that tokq's plans rely on; every session that plans them (local run,
 /// scheduler) must add them after DataFusion's own.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    vec![Arc::new(order::KeepInputOrder)]
+    vec![Arc::new(order::KeepInputOrder), Arc::new(coalesce::FiltersPassBatchesThrough)]
 }
 
 /// Registers every tokq function, scalar and table, on a context, and lets tokenizer files be

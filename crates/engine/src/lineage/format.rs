@@ -13,6 +13,7 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
 use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use futures::TryStreamExt;
 use object_store::ObjectStore;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,8 @@ use tokio::sync::mpsc::Sender;
 use super::files::FileRef;
 use super::warc::{Rows, WarcRows};
 use super::warc_records::Records;
-use super::{jsonl, progress, source};
+use super::source::Count;
+use super::{jsonl, progress, source, BATCH_BYTES};
 use tokq_core::error::{Result, TokqError};
 use datafusion::error::{DataFusionError, Result as DfResult};
 
@@ -64,9 +66,9 @@ impl Format {
         }
         for file in files.iter().filter(|f| f.size > 0) {
             let found = match self {
-                Format::Jsonl => jsonl::infer(source::open(store, file).await?, &file.uri).await?,
+                Format::Jsonl => jsonl::infer(source::open(store, file, Count::Peek).await?, &file.uri).await?,
                 Format::Csv { has_header } => {
-                    let mut reader = source::open(store, file).await?;
+                    let mut reader = source::open(store, file, Count::Peek).await?;
                     let mut head = Vec::new();
                     while head.len() < CSV_INFER_BYTES {
                         let buf = reader.fill_buf().await.map_err(|e| io(file, e))?;
@@ -120,7 +122,7 @@ impl Format {
         };
         match self {
             Format::Jsonl => {
-                let mut lines = jsonl::LineReader::new(source::open(store, file).await.df()?, file.uri.clone());
+                let mut lines = jsonl::LineReader::new(source::open(store, file, Count::Read).await.df()?, file.uri.clone());
                 loop {
                     let chunk = lines.read(batch_size).await.df()?;
                     if chunk.is_empty() {
@@ -133,7 +135,7 @@ impl Format {
                 }
             }
             Format::Csv { has_header } => {
-                let mut reader = source::open(store, file).await.df()?;
+                let mut reader = source::open(store, file, Count::Read).await.df()?;
                 let mut decoder = csv::ReaderBuilder::new(Arc::clone(schema))
                     .with_header(*has_header)
                     .with_batch_size(batch_size)
@@ -157,10 +159,10 @@ impl Format {
             }
             Format::Parquet => {
                 let reader = ParquetObjectReader::new(Arc::clone(store), file.path().df()?).with_file_size(file.size);
-                let mut stream = ParquetRecordBatchStreamBuilder::new(reader)
-                    .await
-                    .map_err(|e| io(file, e)).df()?
-                    .with_batch_size(batch_size)
+                let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e)).df()?;
+                let rows = rows_within_batch_bytes(builder.metadata(), batch_size);
+                let mut stream = builder
+                    .with_batch_size(rows)
                     .build()
                     .map_err(|e| io(file, e)).df()?;
                 progress::add_bytes(file.size);
@@ -175,7 +177,7 @@ impl Format {
                 Ok(true)
             }
             Format::Warc(kind) => {
-                let mut records = Records::new(source::open_raw(store, file).await.df()?, file.uri.clone());
+                let mut records = Records::new(source::open_raw(store, file, Count::Read).await.df()?, file.uri.clone());
                 let mut rows = Rows::new(*kind);
                 let mut skipped = 0;
                 loop {
@@ -207,4 +209,12 @@ impl Format {
             }
         }
     }
+}
+
+/// Rows per batch of a Parquet file: `batch_size`, fewer when its rows are so large (by the
+/// footer's uncompressed sizes) that a batch would pass [`BATCH_BYTES`].
+fn rows_within_batch_bytes(meta: &ParquetMetaData, batch_size: usize) -> usize {
+    let (rows, bytes) = meta.row_groups().iter().fold((0u64, 0u64), |(r, b), g| (r + g.num_rows().max(0) as u64, b + g.total_byte_size().max(0) as u64));
+    let per_row = bytes.div_ceil(rows.max(1)).max(1);
+    batch_size.min((BATCH_BYTES as u64 / per_row).max(1) as usize)
 }

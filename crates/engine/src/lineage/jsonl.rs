@@ -11,6 +11,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use tokio::io::AsyncBufReadExt;
 
 use super::source::ByteReader;
+use super::BATCH_BYTES;
 use tokq_core::error::{Result, TokqError};
 
 const INFER_LINES: usize = 1000;
@@ -48,10 +49,11 @@ impl LineReader {
         Self { reader, uri, next_line: 0 }
     }
 
-    /// Reads up to `max` non-blank lines; an empty result means the end of the file.
+    /// Reads up to `max` non-blank lines, fewer once they reach [`BATCH_BYTES`]; an empty result
+    /// means the end of the file.
     pub async fn read(&mut self, max: usize) -> Result<Lines> {
         let mut lines = Lines::default();
-        while lines.len() < max {
+        while lines.len() < max && lines.buf.len() < BATCH_BYTES {
             let start = lines.buf.len();
             let n = self
                 .reader

@@ -27,6 +27,11 @@ use table::LineageTable;
 use tokq_core::quality::params::Params;
 use warc::{RecordTypes, WarcRows};
 
+/// A batch a reader gives ends at this many bytes of its file's data, whatever its row count, so
+/// that a text column's 32-bit offsets never overflow and memory is bounded by the batch, not
+/// the file (a JSONL file of 2 MB documents, a WARC of large pages, a Parquet file of books).
+pub const BATCH_BYTES: usize = 16 << 20;
+
 /// A `read_*` table function for one format.
 #[derive(Debug)]
 pub struct ReadFiles {

@@ -17,22 +17,34 @@ pub type ByteReader = Pin<Box<dyn AsyncBufRead + Send>>;
 
 const READ_BUFFER: usize = 1 << 20;
 
+/// Whether the bytes read count towards the run's `bytes_read`: a scan's do, a schema
+/// inference's look at a file's head does not (the scan reads those bytes again).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Count {
+    Read,
+    Peek,
+}
+
 /// The file's bytes as stored.
-pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
+pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
     let got = store
         .get(&file.path()?)
         .await
         .map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
     let raw = got
         .into_stream()
-        .inspect_ok(|chunk| progress::add_bytes(chunk.len() as u64))
+        .inspect_ok(move |chunk| {
+            if count == Count::Read {
+                progress::add_bytes(chunk.len() as u64)
+            }
+        })
         .map_err(std::io::Error::other);
     Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
 }
 
 /// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, or plain).
-pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<ByteReader> {
-    let raw = open_raw(store, file).await?;
+pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
+    let raw = open_raw(store, file, count).await?;
     let uri = file.uri.as_str();
     Ok(if uri.ends_with(".gz") {
         let mut d = GzipDecoder::new(raw);

@@ -15,12 +15,10 @@ use tokq_core::web::warc::Header;
 use tokq_core::TokqError;
 
 use super::warc_records::Record;
+use super::BATCH_BYTES;
 
 /// The column that holds a record's byte offset in its file.
 pub const OFFSET_COLUMN: &str = "_offset";
-
-/// A batch is cut at this many payload bytes, whatever its row count: pages are large.
-pub const BATCH_BYTES: usize = 16 << 20;
 
 /// The WARC record types, as the bits of a selection.
 const TYPES: &[&str] = &["warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion", "continuation"];

@@ -5,10 +5,10 @@ use tokq_udfs::args::df;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch, UInt8Array};
+use datafusion::arrow::array::{Array, AsArray, Int64Array, ListArray, OffsetSizeTrait, RecordBatch, UInt8Array};
 use datafusion::arrow::compute::kernels::boolean::not;
 use datafusion::arrow::compute::{filter_record_batch, is_not_null, BatchCoalescer};
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
 use datafusion::error::Result;
 use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
@@ -28,6 +28,42 @@ use super::{FileRecord, SinkOptions, TMP_SUFFIX};
 /// that depend on how rows arrive, so rows always arrive in slices of this size counted from
 /// the start of the file: the same rows then give the same bytes, however the plan batched them.
 pub const WRITE_ROWS: usize = 1024;
+
+/// ...or fewer, when the slice's rows reach this many bytes ([`row_bytes`], a function of each
+/// row alone, so the cuts still do not depend on the batches): 1,024 documents of 2 MB would
+/// overflow a text column's 32-bit offsets and hold 2 GB.
+pub const WRITE_BYTES: u64 = 16 << 20;
+
+/// Each row's size: the bytes of its strings and binaries, the elements of its lists times their
+/// width, and the width of its other values.
+fn row_bytes(batch: &RecordBatch) -> Vec<u64> {
+    let mut sizes = vec![0u64; batch.num_rows()];
+    for column in batch.columns() {
+        add_row_bytes(column.as_ref(), &mut sizes);
+    }
+    sizes
+}
+
+fn add_row_bytes(a: &dyn Array, sizes: &mut [u64]) {
+    fn spans<O: OffsetSizeTrait>(offsets: &[O], width: u64, sizes: &mut [u64]) {
+        for (s, w) in sizes.iter_mut().zip(offsets.windows(2)) {
+            *s += (w[1] - w[0]).as_usize() as u64 * width;
+        }
+    }
+    let width = |t: &DataType| t.primitive_width().unwrap_or(8) as u64;
+    match a.data_type() {
+        DataType::Utf8 => spans(a.as_string::<i32>().value_offsets(), 1, sizes),
+        DataType::LargeUtf8 => spans(a.as_string::<i64>().value_offsets(), 1, sizes),
+        DataType::Binary => spans(a.as_binary::<i32>().value_offsets(), 1, sizes),
+        DataType::LargeBinary => spans(a.as_binary::<i64>().value_offsets(), 1, sizes),
+        DataType::List(f) => spans(a.as_list::<i32>().value_offsets(), width(f.data_type()), sizes),
+        DataType::LargeList(f) => spans(a.as_list::<i64>().value_offsets(), width(f.data_type()), sizes),
+        DataType::Struct(_) => a.as_struct().columns().iter().for_each(|c| add_row_bytes(c.as_ref(), sizes)),
+        DataType::Utf8View => a.as_string_view().iter().zip(sizes).for_each(|(v, s)| *s += v.map_or(0, str::len) as u64),
+        DataType::BinaryView => a.as_binary_view().iter().zip(sizes).for_each(|(v, s)| *s += v.map_or(0, <[u8]>::len) as u64),
+        t => sizes.iter_mut().for_each(|s| *s += width(t)),
+    }
+}
 
 pub fn writer_properties(opts: &SinkOptions) -> Result<WriterProperties> {
     let metadata = opts.metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
@@ -103,20 +139,35 @@ pub struct Part {
     target: Target,
     name: Option<String>,
     chunks: BatchCoalescer,
+    /// Rows and bytes gathered since the last slice went out.
+    gathered: (usize, u64),
     open: Option<Open>,
 }
 
 impl Part {
     pub fn new(target: &Target, name: Option<String>) -> Self {
         let chunks = BatchCoalescer::new(Arc::clone(&target.schema), WRITE_ROWS);
-        Self { target: target.clone(), name, chunks, open: None }
+        Self { target: target.clone(), name, chunks, gathered: (0, 0), open: None }
     }
 
     pub async fn write(&mut self, batch: RecordBatch) -> Result<()> {
-        if batch.num_rows() == 0 {
-            return Ok(());
+        let mut start = 0;
+        for (i, size) in row_bytes(&batch).into_iter().enumerate() {
+            let (rows, bytes) = self.gathered;
+            if rows > 0 && bytes + size > WRITE_BYTES {
+                self.chunks.push_batch(batch.slice(start, i - start))?;
+                self.chunks.finish_buffered_batch()?;
+                (start, self.gathered) = (i, (0, 0));
+            }
+            self.gathered = (self.gathered.0 + 1, self.gathered.1 + size);
+            // The coalescer sends a slice out by itself at WRITE_ROWS.
+            if self.gathered.0 == WRITE_ROWS {
+                self.gathered = (0, 0);
+            }
         }
-        self.chunks.push_batch(batch)?;
+        if start < batch.num_rows() {
+            self.chunks.push_batch(batch.slice(start, batch.num_rows() - start))?;
+        }
         self.drain().await
     }
 
