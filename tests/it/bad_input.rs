@@ -1,3 +1,5 @@
+use std::path::Path;
+
 use crate::common::*;
 
 fn recipe(dir: &std::path::Path, input: &str, tokenizer: &str) -> String {
@@ -129,4 +131,23 @@ fn explain_rejects_bad_constant_arguments_before_reading_data() {
     each_recipe_fails("explain", &recipes);
     // The line names the recipe, the statement's line and number.
     each_recipe_fails("explain", &[(recipes[0].0.clone(), ".sql:2: statement 2 `COPY (SELECT gopher_quality(text, 'min_doc_wrds=20')")]);
+}
+
+#[test]
+fn a_failed_run_still_writes_its_stats_with_the_error() {
+    let d = tempfile::tempdir().unwrap();
+    let good = write(d.path(), "good.jsonl", format!("{GOOD}{GOOD}"));
+    let bad = write(d.path(), "bad.jsonl", format!("{GOOD}{{\"id\":\"c\",\"text\": nope}}\n"));
+    let copy = |input: &Path, out: &str| {
+        format!("COPY (SELECT id, _source, _row, text FROM read_jsonl('{}')) TO '{}/{out}/' STORED AS PARQUET;\n", input.display(), d.path().display())
+    };
+    let r = write(d.path(), "two.sql", copy(&good, "first") + &copy(&bad, "second"));
+    let stats = d.path().join("s.json");
+    let err = tokq_err(&["run", r.to_str().unwrap(), "--quiet", "--stats-json", stats.to_str().unwrap()]);
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let error = s["error"].as_str().unwrap();
+    assert!(err.contains(error), "the stats carry the line the user saw: {err} / {error}");
+    assert!(error.contains("statement 2") && error.contains(&format!("{}:2", bad.display())), "{error}");
+    assert_eq!(s["outputs"].as_array().unwrap().len(), 1, "the first statement's output is counted: {s}");
+    assert_eq!(s["outputs"][0]["rows"], 2);
 }

@@ -187,13 +187,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(bar) = &bar {
                 runner.progress = bar;
             }
-            let stats = runner.run().await?;
-            if !a.quiet {
-                print_summary(&stats, a.recipe.cluster.is_some());
-            }
+            let (stats, failed) = runner.run_with_stats().await;
+            // Written for failed runs too: what ran, and the error that stopped it.
             if let Some(path) = a.stats_json {
                 let json = serde_json::to_string_pretty(&stats)?;
                 std::fs::write(&path, json).with_context(|| format!("cannot write '{}'", path.display()))?;
+            }
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            if !a.quiet {
+                print_summary(&stats, a.recipe.cluster.is_some());
             }
         }
         Cmd::Explain(a) => {

@@ -16,6 +16,47 @@ pub enum RecipeError {
     ConflictingDefault { file: String, line: usize, name: String, default: String, earlier: String },
     #[error("{file}: no SQL statements in the recipe")]
     Empty { file: String },
+    #[error(
+        "{file}:{line}: the value of '${{{name}}}' ({value:?}) would change the recipe's statements or lines: \
+         a line break is refused anywhere, a quote, semicolon or comment outside quotes; quote it in the recipe ('${{{name}}}')"
+    )]
+    UnsafeValue { file: String, line: usize, name: String, value: String },
+}
+
+/// Where a `${...}` stands in the SQL, which decides how its value is written in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Context {
+    /// Bare SQL: the value is pasted as it is, and must not change the statements.
+    Code,
+    /// Inside `'...'`: a `'` in the value is doubled.
+    Text,
+    /// Inside `"..."`: a `"` in the value is doubled.
+    Identifier,
+    /// Inside a comment: pasted as it is, line breaks made spaces.
+    Comment,
+}
+
+/// The SQL context at byte `to` of `raw`, given the context at byte `from` (quotes and comments
+/// as the statement splitter sees them).
+fn context_after(raw: &[u8], from: usize, to: usize, mut c: Context) -> Context {
+    let mut i = from;
+    while i < to {
+        c = match (c, raw[i]) {
+            (Context::Code, b'\'') | (Context::Text, b'\'') => if c == Context::Code { Context::Text } else { Context::Code },
+            (Context::Code, b'"') | (Context::Identifier, b'"') => if c == Context::Code { Context::Identifier } else { Context::Code },
+            (Context::Code, b'-') if raw.get(i + 1) == Some(&b'-') => {
+                i = raw[i..to].iter().position(|&b| b == b'\n').map_or(to, |n| i + n);
+                if i == to { Context::Comment } else { Context::Code }
+            }
+            (Context::Code, b'/') if raw.get(i + 1) == Some(&b'*') => {
+                i = raw[i + 2..to].windows(2).position(|w| w == b"*/").map_or(to, |n| i + 2 + n + 1);
+                if i == to { Context::Comment } else { Context::Code }
+            }
+            (c, _) => c,
+        };
+        i += 1;
+    }
+    c
 }
 
 /// One `${...}` in a recipe: its name, its default if it gives one, and its line.
@@ -25,12 +66,14 @@ struct Param<'a> {
     line: usize,
     /// Byte range of the whole `${...}` in the recipe.
     span: std::ops::Range<usize>,
+    context: Context,
 }
 
 fn params_of<'a>(path: &str, raw: &'a str) -> Result<Vec<Param<'a>>, RecipeError> {
     let mut found = Vec::new();
-    let mut from = 0;
+    let (mut from, mut context) = (0, Context::Code);
     while let Some(at) = raw[from..].find("${").map(|i| from + i) {
+        context = context_after(raw.as_bytes(), from, at, context);
         let line = raw[..at].matches('\n').count() + 1;
         let Some(end) = raw[at..].find('}').map(|i| at + i) else {
             return Err(RecipeError::Unterminated { file: path.to_string(), line });
@@ -40,7 +83,7 @@ fn params_of<'a>(path: &str, raw: &'a str) -> Result<Vec<Param<'a>>, RecipeError
             Some((n, d)) => (n, Some(d)),
             None => (inner, None),
         };
-        found.push(Param { name, default, line, span: at..end + 1 });
+        found.push(Param { name, default, line, span: at..end + 1, context });
         from = end + 1;
     }
     Ok(found)
@@ -93,7 +136,9 @@ impl Recipe {
 }
 
 /// Replaces every `${name}` by its `--set` value or its default. A default given once applies to
-/// every use of the name, so a recipe states each default in one place.
+/// every use of the name, so a recipe states each default in one place. Inside quotes the value
+/// is escaped, so `--set input="it's/"` reads that folder; outside quotes a value that would
+/// change the statements is refused.
 fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Result<String, RecipeError> {
     let found = params_of(path, raw)?;
     let mut defaults: BTreeMap<&str, &str> = BTreeMap::new();
@@ -116,9 +161,22 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Resul
     let mut at = 0;
     for p in &found {
         out.push_str(&raw[at..p.span.start]);
-        match params.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) {
-            Some(v) => out.push_str(v),
-            None => return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string() }),
+        let Some(v) = params.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) else {
+            return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string() });
+        };
+        let unsafe_here = match p.context {
+            Context::Comment => false,
+            Context::Text | Context::Identifier => v.contains(['\n', '\r']),
+            Context::Code => v.contains(['\'', '"', ';', '\n', '\r']) || v.contains("--") || v.contains("/*"),
+        };
+        if unsafe_here {
+            return Err(RecipeError::UnsafeValue { file: path.to_string(), line: p.line, name: p.name.to_string(), value: v.to_string() });
+        }
+        match p.context {
+            Context::Text => out.push_str(&v.replace('\'', "''")),
+            Context::Identifier => out.push_str(&v.replace('"', "\"\"")),
+            Context::Comment => out.push_str(&v.replace(['\n', '\r'], " ")),
+            Context::Code => out.push_str(v),
         }
         at = p.span.end;
     }
@@ -226,6 +284,23 @@ mod tests {
         assert_eq!(r.statements[0].sql, "SELECT 7, 7");
         let e = Recipe::parse("r.sql", "SELECT ${n:-1};\nSELECT ${n:-2}", &params(&[])).unwrap_err();
         assert_eq!(e.to_string(), "r.sql:2: '${n}' has the default '2' here and '1' earlier: give it once");
+    }
+
+    #[test]
+    fn values_are_escaped_in_quotes_and_refused_where_they_would_change_the_statements() {
+        let p = params(&[("dir", "it's; a \"dir\""), ("n", "7"), ("multi", "a\nb")]);
+        let r = Recipe::parse("r.sql", "SELECT '${dir}' AS \"${dir}\", ${n} -- ${dir} ${multi}\n;\nSELECT 2", &p).unwrap();
+        assert_eq!(r.statements.len(), 2);
+        assert_eq!(r.statements[0].sql, "SELECT 'it''s; a \"dir\"' AS \"it's; a \"\"dir\"\"\", 7 -- it's; a \"dir\" a b");
+        assert_eq!((r.statements[1].number, r.statements[1].line), (2, 3));
+        for sql in ["SELECT 1;\nSELECT ${dir}", "SELECT 1;\nSELECT '${multi}'"] {
+            let e = Recipe::parse("r.sql", sql, &p).unwrap_err();
+            assert!(matches!(e, RecipeError::UnsafeValue { line: 2, .. }), "{e}");
+            assert!(e.to_string().starts_with("r.sql:2: the value of '${"), "{e}");
+        }
+        // Quotes doubled inside a literal, and block comments, do not confuse the context.
+        let r = Recipe::parse("r.sql", "SELECT 'a''b', /* ' */ '${n}'", &params(&[("n", "x'y")])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 'a''b', /* ' */ 'x''y'");
     }
 
     #[test]

@@ -178,15 +178,28 @@ impl<'a> Runner<'a> {
 
     /// Runs every statement in order; stops at the first error.
     pub async fn run(&self) -> Result<RunStats, StatementError> {
+        match self.run_with_stats().await {
+            (stats, None) => Ok(stats),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// Runs every statement in order, stopping at the first error; the stats cover what ran
+    /// either way (`--stats-json` of a failed run), with the error's line in `error`.
+    pub async fn run_with_stats(&self) -> (RunStats, Option<StatementError>) {
         let started = Instant::now();
         progress::reset();
         let mut done = Done::default();
+        let mut failed = None;
         for stmt in &self.recipe.statements {
-            self.run_one(stmt, &mut done).await.map_err(|e| self.wrap(stmt, e))?;
+            if let Err(e) = self.run_one(stmt, &mut done).await {
+                failed = Some(self.wrap(stmt, e));
+                break;
+            }
         }
         let Done { outputs, accounting, components, packing } = done;
         let snap = progress::snapshot();
-        Ok(RunStats {
+        let stats = RunStats {
             recipe: self.recipe.path.clone(),
             recipe_sha256: self.recipe.sha256(),
             wall_seconds: started.elapsed().as_secs_f64(),
@@ -198,7 +211,9 @@ impl<'a> Runner<'a> {
             outputs,
             accounting,
             components,
-        })
+            error: failed.as_ref().map(ToString::to_string),
+        };
+        (stats, failed)
     }
 
     async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {

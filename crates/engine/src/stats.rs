@@ -95,6 +95,10 @@ pub struct RunStats {
     pub accounting: Vec<Accounting>,
     /// One entry per `CREATE COMPONENTS`.
     pub components: Vec<ComponentsStats>,
+    /// Why the run stopped early: the error's one line. The figures above then cover the
+    /// statements that ran to their end, and the rows read until it stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 
