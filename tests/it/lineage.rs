@@ -92,3 +92,42 @@ fn bytes_read_counts_each_input_byte_once() {
     let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(s["bytes_read"].as_u64(), Some(size), "the schema inference's look at the first file is not counted again");
 }
+
+#[test]
+fn odd_file_names_read_and_write_as_they_are() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("in put");
+    std::fs::create_dir_all(&dir).unwrap();
+    let names = ["a#1.jsonl", "b%20c.jsonl", "sp ace.jsonl", "br[1].jsonl", "pct%.jsonl"];
+    for n in names {
+        write(&dir, n, format!("{{\"id\":\"{n}\",\"text\":\"x\"}}\n"));
+    }
+    let read = |location: &str| {
+        let r = write(d.path(), "r.sql", format!("SELECT id, _source FROM read_jsonl('{location}') ORDER BY id;"));
+        tokq_ok(&["run", r.to_str().unwrap(), "--quiet"])
+    };
+    // Each file named as it is, glob characters included; `_source` reads back as the file.
+    for n in names {
+        let out = read(&format!("{}/{n}", dir.display()));
+        assert!(out.contains(&format!("file://{}/{n}", dir.display())), "{n}: {out}");
+        assert_eq!(source_line(&format!("file://{}/{n}", dir.display()), 0), format!("{{\"id\":\"{n}\",\"text\":\"x\"}}"));
+    }
+    // The folder, a glob, and a glob with its brackets escaped.
+    assert_eq!(read(&dir.display().to_string()).matches("file://").count(), 5);
+    assert_eq!(read(&format!("{}/*.jsonl", dir.display())).matches("file://").count(), 5);
+    assert_eq!(read(&format!("{}/br\\[1\\]*", dir.display())).matches("file://").count(), 1);
+    // An output folder with '#' is written where it says, and read back.
+    let r = write(
+        d.path(),
+        "w.sql",
+        format!(
+            "COPY (SELECT id, _source, _row FROM read_jsonl('{}')) TO '{}/o#1/' STORED AS PARQUET;\nSELECT count(*) AS n FROM read_parquet('{}/o#1/');",
+            dir.display(),
+            d.path().display(),
+            d.path().display()
+        ),
+    );
+    let out = tokq_ok(&["run", r.to_str().unwrap(), "--quiet"]);
+    assert!(out.contains("| 5 "), "{out}");
+    assert!(d.path().join("o#1/_tokq_manifest.json").exists());
+}

@@ -168,8 +168,8 @@ impl Round<'_> {
             self.store.delete(&m.location).await.map_err(|e| DataFusionError::External(Box::new(e)))?;
         }
         // Object stores have no directories; a local file system keeps the empty one.
-        if let Ok(local) = crate::store::to_url(&location).map(|u| u.to_file_path()) {
-            let _ = local.map(std::fs::remove_dir);
+        if let Some(local) = crate::store::local_path(&location) {
+            let _ = std::fs::remove_dir(local);
         }
         Ok(())
     }

@@ -75,15 +75,44 @@ fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
     }
 }
 
-/// Turns a user path (relative, absolute, `file://` or `s3://`) into a URL.
+/// Turns a user path (relative, absolute, `file://` or `s3://`) into a URL. Its scheme and host
+/// pick the store; the object path comes from [`object_path`], which reads names literally.
 pub fn to_url(location: &str) -> Result<Url> {
     if location.contains("://") {
         return Url::parse(location)
             .map_err(|e| TokqError::Io { uri: location.into(), cause: format!("not a URL: {e}") });
     }
+    Url::from_file_path(absolute(location)?)
+        .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
+}
+
+/// The object path of a location in its store, taken literally: `#`, `%`, spaces and brackets
+/// are part of a name, never URL syntax (a file `a#1.jsonl` or `b%20c.jsonl` is that file, and
+/// an output folder `o#1/` is written and read back as `o#1`). `_source` is the store-root and
+/// this path, so it reads back the same way.
+pub fn object_path(location: &str) -> Result<object_store::path::Path> {
+    let bad = |cause: String| TokqError::Io { uri: location.into(), cause };
+    let raw = match location.split_once("://") {
+        // After the host (a bucket; empty for file://).
+        Some((_, rest)) => rest.split_once('/').map_or(String::new(), |(_, p)| p.to_string()),
+        None => absolute(location)?.to_str().ok_or_else(|| bad("not a UTF-8 path".into()))?.to_string(),
+    };
+    object_store::path::Path::parse(&raw).map_err(|e| bad(e.to_string()))
+}
+
+/// The local file a location names, for what only a file system has (folders, direct reads).
+pub fn local_path(location: &str) -> Option<std::path::PathBuf> {
+    match to_url(location).ok()?.scheme() {
+        "file" => Some(std::path::PathBuf::from(format!("/{}", object_path(location).ok()?))),
+        _ => None,
+    }
+}
+
+/// An absolute local path with `.` and `..` resolved lexically, as a shell user expects (object
+/// store paths reject `..`).
+fn absolute(location: &str) -> Result<std::path::PathBuf> {
     let path = std::path::absolute(location)
         .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
-    // Object-store paths reject `..`, so resolve it lexically as a shell user expects.
     let mut clean = std::path::PathBuf::new();
     for part in path.components() {
         match part {
@@ -94,8 +123,7 @@ pub fn to_url(location: &str) -> Result<Url> {
             other => clean.push(other),
         }
     }
-    Url::from_file_path(&clean)
-        .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
+    Ok(clean)
 }
 
 #[cfg(test)]
@@ -107,22 +135,30 @@ mod tests {
         let want = cwd.parent().unwrap().join("x/y.jsonl");
         assert_eq!(url.to_file_path().unwrap(), want);
     }
+
+    #[test]
+    fn names_are_taken_literally() {
+        for (location, path) in [
+            ("/d/a#1.jsonl", "d/a#1.jsonl"),
+            ("file:///d/b%20c.jsonl", "d/b%20c.jsonl"),
+            ("s3://bucket/x/o#1/", "x/o#1"),
+            ("/d/sp ace/[1].jsonl", "d/sp ace/[1].jsonl"),
+        ] {
+            assert_eq!(super::object_path(location).unwrap().as_ref(), path, "{location}");
+        }
+        assert_eq!(super::local_path("file:///d/a#1.jsonl").unwrap(), std::path::PathBuf::from("/d/a#1.jsonl"));
+        assert_eq!(super::local_path("s3://b/k"), None);
+    }
 }
 
 /// Reads a whole small object (a tokenizer file), local or remote.
 pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
-    let url = to_url(location)?;
-    if url.scheme() == "file" {
-        let path = url.to_file_path().map_err(|_| TokqError::Io {
-            uri: location.into(),
-            cause: "not a local path".into(),
-        })?;
+    if let Some(path) = local_path(location) {
         return std::fs::read(&path)
             .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() });
     }
-    let store = new_store(&url)?;
-    let path = object_store::path::Path::from_url_path(url.path())
-        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    let store = new_store(&to_url(location)?)?;
+    let path = object_path(location)?;
     block_on(async move {
         let got = store.get(&path).await?;
         got.bytes().await

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use tokq_core::error::{Result, TokqError};
-use crate::store::{store_url, to_url};
+use crate::store::{object_path, store_url, to_url};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileRef {
@@ -34,9 +34,7 @@ impl FileRef {
     }
 
     pub fn path(&self) -> Result<Path> {
-        let url = self.url()?;
-        Path::from_url_path(url.path())
-            .map_err(|e| TokqError::Io { uri: self.uri.clone(), cause: e.to_string() })
+        object_path(&self.uri)
     }
 }
 
@@ -50,15 +48,14 @@ pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<Fil
     let io = |cause: String| TokqError::Io { uri: location.to_string(), cause };
     let url = to_url(location)?;
     let root = store_url(&url);
-    let full = Path::from_url_path(url.path()).map_err(|e| io(e.to_string()))?;
+    let full = object_path(location)?;
     let full_text = full.as_ref();
     let glob_at = full_text.find(['*', '?', '[', '{']);
     let mut files = Vec::new();
 
-    if glob_at.is_none() {
-        if let Ok(meta) = store.head(&full).await {
-            return Ok(vec![FileRef::from_meta(&root, &meta)]);
-        }
+    // A file is itself, even when its name has glob characters (`part[1].jsonl`).
+    if let Ok(meta) = store.head(&full).await {
+        return Ok(vec![FileRef::from_meta(&root, &meta)]);
     }
     // List from the last '/' before any glob character.
     let dir_path = match glob_at {

@@ -150,10 +150,13 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
     Ok(DataSourceExec::from_data_source(config))
 }
 
-/// A file as DataFusion's scan holds it, its version kept so that the sink's journal can tell
-/// a rewritten input from the one it committed.
+/// A file as DataFusion's scan holds it: its name as listed, and its version, so that the sink's
+/// journal can tell a rewritten input from the one it committed.
 fn partitioned(f: &FileRef) -> Result<PartitionedFile> {
-    let mut file = PartitionedFile::new(f.path().df()?.to_string(), f.size);
+    let path = f.path().df()?;
+    let mut file = PartitionedFile::new(path.to_string(), f.size);
+    // `PartitionedFile::new` re-encodes the name (`#` as `%23`): the path is set as it is.
+    file.object_meta.location = path;
     file.object_meta.e_tag = f.version.clone();
     Ok(file)
 }

@@ -116,7 +116,7 @@ pub async fn clear(store: &Arc<dyn ObjectStore>, out_dir: &Path, location: &str)
         store.delete(&meta.location).await.map_err(df)?;
     }
     // Local folders outlive their files; object stores have none.
-    if let Some(path) = crate::store::to_url(location).ok().and_then(|u| u.to_file_path().ok()) {
+    if let Some(path) = crate::store::local_path(location) {
         let _ = std::fs::remove_dir_all(path.join(JOURNAL_DIR));
     }
     Ok(())

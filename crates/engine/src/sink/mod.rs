@@ -21,7 +21,7 @@ pub mod manifest;
 pub(crate) mod part;
 pub(crate) mod table;
 
-use tokq_udfs::args::{df, OrDf};
+use tokq_udfs::args::OrDf;
 use std::sync::Arc;
 
 use datafusion::error::Result;
@@ -111,7 +111,7 @@ pub struct WrittenFile {
 pub fn store_and_dir(runtime: &RuntimeEnv, location: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
     let url = crate::store::to_url(location).df()?;
     let store = runtime.object_store(crate::store::object_store_url(&url)?)?;
-    let dir = Path::from_url_path(url.path()).map_err(df)?;
+    let dir = crate::store::object_path(location).df()?;
     Ok((store, dir))
 }
 
