@@ -151,3 +151,12 @@ fn a_failed_run_still_writes_its_stats_with_the_error() {
     assert_eq!(s["outputs"].as_array().unwrap().len(), 1, "the first statement's output is counted: {s}");
     assert_eq!(s["outputs"][0]["rows"], 2);
 }
+
+#[test]
+fn a_function_given_the_wrong_type_says_so_without_asking_for_a_bug_report() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "lists.jsonl", "{\"id\":\"b\",\"text\":[\"x\",\"y\"]}\n");
+    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    assert!(err.contains("No function matches the given name and argument types 'tokenize(List(Utf8), Utf8)'"), "{err}");
+    assert!(!err.contains("bug") && !err.contains("Internal"), "{err}");
+}

@@ -357,5 +357,9 @@ pub fn root_cause(e: &DataFusionError) -> String {
         | DataFusionError::ResourcesExhausted(m) => m.clone(),
         other => other.strip_backtrace(),
     };
+    // DataFusion reports a function called with the wrong types (`tokenize` of a list column) as
+    // an internal error asking for a bug report; its last sentence is the one for the user.
+    const NO_MATCH: &str = "No function matches the given name and argument types";
+    let cause = cause.find(NO_MATCH).map_or(cause.as_str(), |at| &cause[at..]);
     cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
