@@ -18,6 +18,8 @@ pub struct Cluster {
     pub port: u16,
     children: Vec<Child>,
     logs: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    fast_failover: bool,
 }
 
 impl Drop for Cluster {
@@ -36,6 +38,26 @@ impl Cluster {
 
     pub fn executor_pids(&self) -> Vec<u32> {
         self.children[1..].iter().map(Child::id).collect()
+    }
+
+    /// Starts one more executor.
+    pub fn add_executor(&mut self) {
+        let i = self.children.len() - 1;
+        let work = self.logs.path().join(format!("work{i}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let mut args: Vec<String> = vec![
+            "executor".into(), "--scheduler-port".into(), self.port.to_string(),
+            "--scheduler-host".into(), "127.0.0.1".into(),
+            "--bind-port".into(), free_port().to_string(),
+            "--bind-grpc-port".into(), free_port().to_string(),
+            "--vcores".into(), "1".into(),
+            "--work-dir".into(), work.display().to_string(),
+        ];
+        if self.fast_failover {
+            args.extend(["--heartbeat-interval-seconds", "1"].map(String::from));
+        }
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.children.push(spawn(self.logs.path(), &format!("executor{i}"), &args, &env));
     }
 
     /// `kill -9` of executor `i`.
@@ -98,26 +120,13 @@ pub fn start_with(executors: usize, setup: Setup) -> Cluster {
     if setup.fast_failover {
         scheduler.extend(["--executor-timeout-seconds", "4", "--expire-dead-executor-interval-seconds", "1"].map(String::from));
     }
-    let mut children = vec![spawn(logs.path(), "scheduler", &scheduler, setup.env)];
-    for i in 0..executors {
-        let work = logs.path().join(format!("work{i}"));
-        std::fs::create_dir_all(&work).unwrap();
-        let mut args: Vec<String> = vec![
-            "executor".into(), "--scheduler-port".into(), port.to_string(),
-            "--scheduler-host".into(), "127.0.0.1".into(),
-            "--bind-port".into(), free_port().to_string(),
-            "--bind-grpc-port".into(), free_port().to_string(),
-            "--vcores".into(), "1".into(),
-            "--work-dir".into(), work.display().to_string(),
-        ];
-        if setup.fast_failover {
-            args.extend(["--heartbeat-interval-seconds", "1"].map(String::from));
-        }
-        children.push(spawn(logs.path(), &format!("executor{i}"), &args, setup.env));
+    let children = vec![spawn(logs.path(), "scheduler", &scheduler, setup.env)];
+    let mut cluster = Cluster { port, children, logs, env: setup.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), fast_failover: setup.fast_failover };
+    for _ in 0..executors {
+        cluster.add_executor();
     }
-    let cluster = Cluster { port, children, logs };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while executors_registered(port) < executors {
+    while TcpStream::connect(("127.0.0.1", port)).is_err() || executors_registered(port) < executors {
         if Instant::now() > deadline {
             panic!("executors did not register:\n{}", cluster.logs());
         }
@@ -258,4 +267,27 @@ fn fasttext_language_id_on_a_cluster_equals_the_local_run() {
     for name in crate::classify::LABELS {
         assert_eq!(a.column_by_name(name), b.column_by_name(name), "{name}: executors load the model and give the local answers");
     }
+}
+
+#[test]
+fn a_cluster_without_executors_fails_within_the_wait_and_runs_no_job_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 2, 50);
+    let mut cluster = start(0);
+    let started = Instant::now();
+    let mut args = job.args();
+    args.extend(["--cluster".to_string(), cluster.url(), "--wait-for-executors".into(), "3".into()]);
+    let err = tokq_err(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let took = started.elapsed();
+    assert!(err.contains("has no executor after 3 s") && err.contains("no job was submitted"), "{err}");
+    assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(30), "{took:?}");
+    // An executor that joins later finds nothing to run: the output never appears.
+    cluster.add_executor();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while executors_registered(cluster.port) < 1 {
+        assert!(Instant::now() < deadline, "the executor did not register:\n{}", cluster.logs());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!job.out.exists(), "a job ran after the client gave up");
 }

@@ -115,6 +115,10 @@ struct RecipeArgs {
     /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
+    /// With --cluster: how long to wait for the scheduler to have an executor before failing
+    /// (no job is submitted to a cluster without executors).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    wait_for_executors: u64,
 }
 
 #[derive(Args)]
@@ -160,7 +164,7 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
     match &a.cluster {
         Some(_) if a.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
         #[cfg(feature = "cluster")]
-        Some(url) => tokq_engine::cluster::remote_context(url, config).await,
+        Some(url) => tokq_engine::cluster::remote_context(url, config, std::time::Duration::from_secs(a.wait_for_executors)).await,
         #[cfg(not(feature = "cluster"))]
         Some(_) => bail!("this tokq was built without the 'cluster' feature"),
         None => {

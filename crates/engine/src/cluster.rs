@@ -4,6 +4,7 @@
 //! scheduler and executor processes over these.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use ballista::prelude::SessionContextExt;
@@ -11,6 +12,8 @@ use ballista_core::extension::SessionConfigExt;
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use crate::codec::{TokqLogicalCodec, TokqPhysicalCodec};
 
 use crate::session::{base_state, local_context, with_tokq};
@@ -40,11 +43,53 @@ pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<Session
 }
 
 /// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from [`cluster_config`].
-pub async fn remote_context(url: &str, config: SessionConfig) -> anyhow::Result<SessionContext> {
+/// It waits at most `executor_wait` for the scheduler to have an executor (see
+/// [`wait_for_executors`]).
+pub async fn remote_context(url: &str, config: SessionConfig, executor_wait: Duration) -> anyhow::Result<SessionContext> {
     let ctx = SessionContext::remote_with_state(url, base_state(config)?)
         .await
         .with_context(|| format!("cannot connect to the scheduler at {url}"))?;
+    wait_for_executors(url, executor_wait).await?;
     // Ballista's upgrade replaces the function list, so tokq's functions are added afterwards.
     crate::register_all(&ctx);
     Ok(ctx)
+}
+
+
+/// Waits until the scheduler at `url` (`df://HOST:PORT`) lists an executor, asking its REST API
+/// (`/api/executors`) every half second, and fails with one line after `wait`. It runs before
+/// any job is submitted: a job queued on a cluster without executors would wait silently, then run
+/// when executors join minutes later and write into its output behind the user's back.
+pub async fn wait_for_executors(url: &str, wait: Duration) -> anyhow::Result<()> {
+    let addr = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
+    let deadline = Instant::now() + wait;
+    loop {
+        if executors(addr).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))? > 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            anyhow::bail!(
+                "the scheduler at {url} has no executor after {} s; start one (tokq executor --scheduler-host ... --scheduler-port ...), \
+                 or wait longer with --wait-for-executors SECONDS; no job was submitted",
+                wait.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// How many executors the scheduler lists.
+async fn executors(addr: &str) -> anyhow::Result<usize> {
+    let ask = async {
+        let mut s = TcpStream::connect(addr).await?;
+        s.write_all(format!("GET /api/executors HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes()).await?;
+        let mut reply = Vec::new();
+        s.read_to_end(&mut reply).await?;
+        Ok::<_, std::io::Error>(reply)
+    };
+    let reply = tokio::time::timeout(Duration::from_secs(10), ask).await.context("no answer in 10 s")??;
+    let reply = String::from_utf8_lossy(&reply);
+    let body = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let list: Vec<serde_json::Value> = serde_json::from_str(body).with_context(|| format!("unexpected answer from /api/executors: {body:.200}"))?;
+    Ok(list.len())
 }
