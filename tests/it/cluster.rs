@@ -40,6 +40,13 @@ impl Cluster {
         self.children[1..].iter().map(Child::id).collect()
     }
 
+    /// `kill -9` of the scheduler.
+    pub fn kill_scheduler(&mut self) {
+        let c = &mut self.children[0];
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+
     /// Starts one more executor.
     pub fn add_executor(&mut self) {
         let i = self.children.len() - 1;
@@ -290,4 +297,40 @@ fn a_cluster_without_executors_fails_within_the_wait_and_runs_no_job_later() {
     }
     std::thread::sleep(Duration::from_secs(3));
     assert!(!job.out.exists(), "a job ran after the client gave up");
+}
+
+#[test]
+fn losing_the_scheduler_fails_in_one_line_and_a_new_scheduler_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 16, 700);
+    let clean = job.reference();
+    let mut cluster = start(2);
+    let url = cluster.url();
+    let mut args = job.args();
+    args.extend(["--cluster".to_string(), url.clone(), "--partitions".into(), "4".into()]);
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_tokq")).args(&args).current_dir(repo_root()).stderr(Stdio::piped()).spawn().unwrap(),
+    );
+    job.wait_for_commits(&mut child, 1);
+    cluster.kill_scheduler();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the client did not give up within 120 s of losing the scheduler");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    child.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let err = err.trim();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("lost the scheduler at {url}")), "{err}");
+    drop(cluster);
+    // A new cluster resumes from what the executors committed.
+    let cluster = start(2);
+    let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
+    assert!(job.snapshot() == clean, "the rerun on a new scheduler differs from the clean run");
+    assert!(stats["outputs"][0]["resumed_files"].as_u64().unwrap() >= 1, "{stats}");
 }

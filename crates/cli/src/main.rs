@@ -191,7 +191,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(bar) = &bar {
                 runner.progress = bar;
             }
-            let (stats, failed) = runner.run_with_stats().await;
+            #[cfg_attr(not(feature = "cluster"), allow(unused_mut))]
+            let (mut stats, mut failed) = runner.run_with_stats().await;
+            #[cfg(feature = "cluster")]
+            if let (Some(url), Some(e)) = (&a.recipe.cluster, failed.as_mut()) {
+                if let Some(line) = tokq_engine::cluster::lost_scheduler(url, &e.cause) {
+                    e.cause = line;
+                    stats.error = Some(e.to_string());
+                }
+            }
             // Written for failed runs too: what ran, and the error that stopped it.
             if let Some(path) = a.stats_json {
                 let json = serde_json::to_string_pretty(&stats)?;

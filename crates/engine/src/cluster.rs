@@ -93,3 +93,16 @@ async fn executors(addr: &str) -> anyhow::Result<usize> {
     let list: Vec<serde_json::Value> = serde_json::from_str(body).with_context(|| format!("unexpected answer from /api/executors: {body:.200}"))?;
     Ok(list.len())
 }
+
+/// The one line for a client whose scheduler went away mid-run, whose transport says only
+/// "h2 protocol error" or "transport error"; `None` for any other error.
+pub fn lost_scheduler(url: &str, cause: &str) -> Option<String> {
+    const SIGNS: [&str; 5] = ["h2 protocol error", "transport error", "error trying to connect", "connection refused", "broken pipe"];
+    let lower = cause.to_lowercase();
+    SIGNS.iter().any(|s| lower.contains(s)).then(|| {
+        format!(
+            "lost the scheduler at {url} ({cause}); start it again and rerun the same command: \
+             the files already committed are kept and not written again"
+        )
+    })
+}
