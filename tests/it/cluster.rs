@@ -284,7 +284,7 @@ fn a_cluster_without_executors_fails_within_the_wait_and_runs_no_job_later() {
     let started = Instant::now();
     let mut args = job.args();
     args.extend(["--cluster".to_string(), cluster.url(), "--wait-for-executors".into(), "3".into()]);
-    let err = tokq_err(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = tokq_err_within(&args.iter().map(String::as_str).collect::<Vec<_>>(), 60);
     let took = started.elapsed();
     assert!(err.contains("has no executor after 3 s") && err.contains("no job was submitted"), "{err}");
     assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(30), "{took:?}");

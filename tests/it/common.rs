@@ -50,7 +50,15 @@ pub fn each_recipe_fails(cmd: &str, cases: &[(String, &str)]) {
 
 /// Runs tokq, asserts failure, and returns the single stderr line.
 pub fn tokq_err(args: &[&str]) -> String {
-    let out = tokq(args);
+    one_line_error(args, tokq(args))
+}
+
+/// [`tokq_err`] for a run that could hang: it is killed and the test fails after `secs` seconds.
+pub fn tokq_err_within(args: &[&str], secs: u64) -> String {
+    one_line_error(args, run_within(args, &[], secs))
+}
+
+fn one_line_error(args: &[&str], out: Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     assert!(!out.status.success(), "tokq {args:?} should fail; stderr: {err}");
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -120,8 +128,16 @@ pub fn rows(batch: &RecordBatch) -> Vec<(String, String, i64, Vec<u32>)> {
     out
 }
 
-/// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
+/// Runs tokq with extra environment variables and asserts success; kills it and fails after
+/// `secs` seconds.
 pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+    let out = run_within(args, env, secs);
+    assert!(out.status.success(), "tokq {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
+fn run_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
     use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
         .args(args)
@@ -153,9 +169,7 @@ pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    let out = Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() };
-    assert!(out.status.success(), "tokq {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    out
+    Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }
 
 /// `files` JSONL files of synthetic English-like documents (some long and clean, some short or
