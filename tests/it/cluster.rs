@@ -19,7 +19,12 @@ pub struct Cluster {
     children: Vec<Child>,
     logs: tempfile::TempDir,
     env: Vec<(String, String)>,
-    fast_failover: bool,
+    /// What every node is started with beyond its role's own arguments.
+    node_args: Vec<String>,
+    /// The user-agent a member presents, when the cluster has a secret.
+    pub agent: Option<String>,
+    /// Each executor's Flight port.
+    pub flight_ports: Vec<u16>,
 }
 
 impl Drop for Cluster {
@@ -49,20 +54,26 @@ impl Cluster {
 
     /// Starts one more executor.
     pub fn add_executor(&mut self) {
+        let node_args = self.node_args.clone();
+        self.add_executor_with(&node_args);
+    }
+
+    /// Starts one more executor with `node_args` instead of the cluster's.
+    pub fn add_executor_with(&mut self, node_args: &[String]) {
         let i = self.children.len() - 1;
         let work = self.logs.path().join(format!("work{i}"));
         std::fs::create_dir_all(&work).unwrap();
+        let flight = free_port();
+        self.flight_ports.push(flight);
         let mut args: Vec<String> = vec![
             "executor".into(), "--scheduler-port".into(), self.port.to_string(),
             "--scheduler-host".into(), "127.0.0.1".into(),
-            "--bind-port".into(), free_port().to_string(),
+            "--bind-port".into(), flight.to_string(),
             "--bind-grpc-port".into(), free_port().to_string(),
             "--vcores".into(), "1".into(),
             "--work-dir".into(), work.display().to_string(),
         ];
-        if self.fast_failover {
-            args.extend(["--heartbeat-interval-seconds", "1"].map(String::from));
-        }
+        args.extend(node_args.iter().cloned());
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         self.children.push(spawn(self.logs.path(), &format!("executor{i}"), &args, &env));
     }
@@ -92,8 +103,12 @@ impl Cluster {
 pub struct Setup<'a> {
     /// Environment of the scheduler and executors.
     pub env: &'a [(&'a str, &'a str)],
-    /// Heartbeats every second and executors declared dead after 4 s.
+    /// Executors declared dead after 10 s without a word (the shortest the scheduler takes).
     pub fast_failover: bool,
+    /// A file holding the cluster's secret, given to every node.
+    pub secret: Option<&'a std::path::Path>,
+    /// `--allow-root` of every node.
+    pub allow_roots: &'a [&'a std::path::Path],
 }
 
 fn spawn(logs: &std::path::Path, name: &str, args: &[String], env: &[(&str, &str)]) -> Child {
@@ -107,13 +122,20 @@ fn spawn(logs: &std::path::Path, name: &str, args: &[String], env: &[(&str, &str
         .unwrap()
 }
 
-fn executors_registered(port: u16) -> usize {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return 0 };
+/// A plain HTTP GET on the scheduler's port: the status code and the body.
+pub fn http_get(port: u16, path: &str, agent: Option<&str>) -> (u16, String) {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return (0, String::new()) };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    let _ = write!(s, "GET /api/executors HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    let mut body = String::new();
-    let _ = s.read_to_string(&mut body);
-    body.matches("\"host\"").count()
+    let agent = agent.map(|a| format!("User-Agent: {a}\r\n")).unwrap_or_default();
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n{agent}\r\n");
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    let code = reply.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, reply.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string()))
+}
+
+pub fn executors_registered(cluster: &Cluster) -> usize {
+    http_get(cluster.port, "/tokq/executors", cluster.agent.as_deref()).1.trim().parse().unwrap_or(0)
 }
 
 pub fn start(executors: usize) -> Cluster {
@@ -123,17 +145,27 @@ pub fn start(executors: usize) -> Cluster {
 pub fn start_with(executors: usize, setup: Setup) -> Cluster {
     let logs = tempfile::tempdir().unwrap();
     let port = free_port();
+    let mut node_args = Vec::new();
+    if let Some(f) = setup.secret {
+        node_args.extend(["--secret-file".to_string(), f.display().to_string()]);
+    }
+    for r in setup.allow_roots {
+        node_args.extend(["--allow-root".to_string(), r.display().to_string()]);
+    }
     let mut scheduler = vec!["scheduler".to_string(), "--bind-port".into(), port.to_string()];
     if setup.fast_failover {
-        scheduler.extend(["--executor-timeout-seconds", "4", "--expire-dead-executor-interval-seconds", "1"].map(String::from));
+        scheduler.extend(["--executor-timeout-seconds", "10", "--expire-dead-executor-interval-seconds", "1"].map(String::from));
     }
+    scheduler.extend(node_args.iter().cloned());
     let children = vec![spawn(logs.path(), "scheduler", &scheduler, setup.env)];
-    let mut cluster = Cluster { port, children, logs, env: setup.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), fast_failover: setup.fast_failover };
+    let agent = setup.secret.map(|f| tokq_engine::cluster::secret::ClusterSecret::load(Some(f)).unwrap().unwrap().user_agent());
+    let env = setup.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut cluster = Cluster { port, children, logs, env, node_args, agent, flight_ports: Vec::new() };
     for _ in 0..executors {
         cluster.add_executor();
     }
     let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() || executors_registered(port) < executors {
+    while TcpStream::connect(("127.0.0.1", port)).is_err() || executors_registered(&cluster) < executors {
         if Instant::now() > deadline {
             panic!("executors did not register:\n{}", cluster.logs());
         }
@@ -291,7 +323,7 @@ fn a_cluster_without_executors_fails_within_the_wait_and_runs_no_job_later() {
     // An executor that joins later finds nothing to run: the output never appears.
     cluster.add_executor();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while executors_registered(cluster.port) < 1 {
+    while executors_registered(&cluster) < 1 {
         assert!(Instant::now() < deadline, "the executor did not register:\n{}", cluster.logs());
         std::thread::sleep(Duration::from_millis(300));
     }

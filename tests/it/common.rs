@@ -242,6 +242,15 @@ COPY (
 ";
 
 /// A child process that is killed if the test ends (or fails) before it does.
+/// A column as text (cast to Utf8), NULL as None.
+pub fn strings(b: &datafusion::arrow::array::RecordBatch, name: &str) -> Vec<Option<String>> {
+    use datafusion::arrow::array::{Array, StringArray};
+    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let c = datafusion::arrow::compute::cast(c, &datafusion::arrow::datatypes::DataType::Utf8).unwrap();
+    let c = c.as_any().downcast_ref::<StringArray>().unwrap();
+    (0..c.len()).map(|i| c.is_valid(i).then(|| c.value(i).to_string())).collect()
+}
+
 pub struct KillOnDrop(pub std::process::Child);
 
 impl Drop for KillOnDrop {

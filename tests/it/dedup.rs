@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use datafusion::arrow::array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, Float64Array, Int64Array};
 
 use crate::common::*;
 
@@ -55,12 +55,6 @@ pub fn planted() -> (Vec<(String, String)>, BTreeMap<String, (&'static str, Stri
     docs.push(("short-b".into(), "tiny three words".into()));
     expect.insert("short-b".into(), ("exact_duplicate", "short-a".into()));
     (docs, expect)
-}
-
-fn strings(b: &RecordBatch, name: &str) -> Vec<Option<String>> {
-    let c = datafusion::arrow::compute::cast(b.column_by_name(name).unwrap(), &datafusion::arrow::datatypes::DataType::Utf8).unwrap();
-    let c = c.as_any().downcast_ref::<StringArray>().unwrap();
-    (0..c.len()).map(|i| c.is_valid(i).then(|| c.value(i).to_string())).collect()
 }
 
 pub fn run_dedup(dir: &Path, input: &Path, extra: &[&str]) -> String {

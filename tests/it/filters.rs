@@ -1,15 +1,9 @@
 use std::collections::BTreeSet;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 
 use crate::common::*;
-
-fn strings(b: &RecordBatch, col: &str) -> Vec<Option<String>> {
-    let c = b.column_by_name(col).unwrap_or_else(|| panic!("no column {col}"));
-    let s = c.as_string::<i32>();
-    (0..s.len()).map(|i| s.is_valid(i).then(|| s.value(i).to_string())).collect()
-}
 
 fn lineage(b: &RecordBatch) -> Vec<(String, i64)> {
     let rows = b.column_by_name("_row").unwrap().as_primitive::<Int64Type>();

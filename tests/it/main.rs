@@ -17,4 +17,8 @@ mod s3;
 mod statements;
 mod web;
 #[cfg(feature = "cluster")]
+mod chaos;
+#[cfg(feature = "cluster")]
 mod cluster;
+#[cfg(feature = "cluster")]
+mod cluster_gate;

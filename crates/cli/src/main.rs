@@ -11,9 +11,13 @@ use tokq_engine::recipe::Recipe;
 use tokq_engine::runner::Runner;
 use tokq_engine::session::{local_context, with_tokq};
 
+#[cfg(feature = "cluster")]
+mod gate;
 mod report;
 #[cfg(feature = "cluster")]
 mod roles;
+#[cfg(feature = "cluster")]
+mod watchdog;
 
 use report::{print_summary, TerminalProgress};
 
@@ -49,12 +53,18 @@ enum Cmd {
         bind_host: String,
         #[arg(short = 'p', long, default_value_t = 50050)]
         bind_port: u16,
-        /// Seconds without a heartbeat after which an executor is dead and its tasks run elsewhere.
+        /// Seconds without a word from an executor after which it is dead and its tasks run
+        /// elsewhere; at least 10 (a busy executor reports every 5 s).
         #[arg(long, default_value_t = 180)]
         executor_timeout_seconds: u64,
         /// How often to look for dead executors, in seconds (less than the timeout).
         #[arg(long, default_value_t = 15)]
         expire_dead_executor_interval_seconds: u64,
+        /// Who may use Ballista's REST API and web page on the scheduler's port.
+        #[arg(long, value_enum, default_value = "loopback")]
+        rest_api: gate::RestApi,
+        #[command(flatten)]
+        guard: GuardArgs,
     },
     /// Start a Ballista executor with tokq's functions.
     #[cfg(feature = "cluster")]
@@ -83,10 +93,47 @@ enum Cmd {
         /// Memory pool for spilling operators, in bytes (default: 70% of memory).
         #[arg(long)]
         memory_pool_bytes: Option<u64>,
-        /// Seconds between heartbeats to the scheduler (less than its --executor-timeout-seconds).
-        #[arg(long, default_value_t = 60)]
-        heartbeat_interval_seconds: u64,
+        #[command(flatten)]
+        guard: GuardArgs,
     },
+}
+
+/// The cluster secret's file; without it, the secret comes from TOKQ_CLUSTER_SECRET if set.
+#[derive(Args)]
+struct SecretArg {
+    /// A file holding the cluster's shared secret (at least 16 characters). Without it, the
+    /// secret is TOKQ_CLUSTER_SECRET's value if that is set.
+    #[arg(long, value_name = "FILE")]
+    secret_file: Option<PathBuf>,
+}
+
+impl SecretArg {
+    #[cfg(feature = "cluster")]
+    fn load(&self) -> anyhow::Result<Option<tokq_engine::cluster::secret::ClusterSecret>> {
+        Ok(tokq_engine::cluster::secret::ClusterSecret::load(self.secret_file.as_deref())?)
+    }
+}
+
+/// A node's doors and data.
+#[cfg(feature = "cluster")]
+#[derive(Args)]
+struct GuardArgs {
+    #[command(flatten)]
+    secret: SecretArg,
+    /// A local folder or s3://bucket[/prefix] that jobs may read and write; repeat for more.
+    /// Without any, jobs may use every path this user can.
+    #[arg(long = "allow-root", value_name = "PATH")]
+    allow_roots: Vec<String>,
+    /// Listen on a non-loopback address without a secret.
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[cfg(feature = "cluster")]
+impl GuardArgs {
+    fn load(self) -> anyhow::Result<roles::Guard> {
+        Ok(roles::Guard { secret: self.secret.load()?, allow_roots: self.allow_roots, insecure: self.insecure })
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,6 +166,9 @@ struct RecipeArgs {
     /// (no job is submitted to a cluster without executors).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     wait_for_executors: u64,
+    /// With --cluster: the cluster's secret.
+    #[command(flatten)]
+    secret: SecretArg,
 }
 
 #[derive(Args)]
@@ -145,9 +195,11 @@ fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
 }
 
 async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
+    #[cfg(feature = "cluster")]
+    let secret = if a.cluster.is_some() { a.secret.load()? } else { None };
     let mut config = match &a.cluster {
         #[cfg(feature = "cluster")]
-        Some(_) => tokq_engine::cluster::cluster_config(),
+        Some(_) => tokq_engine::cluster::member_config(secret.as_ref()),
         _ => with_tokq(SessionConfig::new()),
     };
     if let Some(n) = a.partitions {
@@ -164,7 +216,7 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
     match &a.cluster {
         Some(_) if a.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
         #[cfg(feature = "cluster")]
-        Some(url) => tokq_engine::cluster::remote_context(url, config, std::time::Duration::from_secs(a.wait_for_executors)).await,
+        Some(url) => tokq_engine::cluster::remote_context(url, config, secret.as_ref(), std::time::Duration::from_secs(a.wait_for_executors)).await,
         #[cfg(not(feature = "cluster"))]
         Some(_) => bail!("this tokq was built without the 'cluster' feature"),
         None => {
@@ -242,12 +294,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         #[cfg(feature = "cluster")]
-        Cmd::Scheduler { bind_host, bind_port, executor_timeout_seconds, expire_dead_executor_interval_seconds } => {
+        Cmd::Scheduler { bind_host, bind_port, executor_timeout_seconds, expire_dead_executor_interval_seconds, rest_api, guard } => {
             roles::run_scheduler(roles::SchedulerArgs {
                 bind_host,
                 bind_port,
                 executor_timeout_seconds,
                 expire_dead_executor_interval_seconds,
+                rest_api,
+                guard: guard.load()?,
             })
             .await?
         }
@@ -262,7 +316,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             vcores,
             work_dir,
             memory_pool_bytes,
-            heartbeat_interval_seconds,
+            guard,
         } => {
             roles::run_executor(roles::ExecutorArgs {
                 scheduler_host,
@@ -274,7 +328,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 vcores,
                 work_dir,
                 memory_pool_bytes,
-                heartbeat_interval_seconds,
+                guard: guard.load()?,
             })
             .await?
         }

@@ -23,6 +23,10 @@ pub enum TokqError {
     #[error("{uri}: {cause}")]
     Io { uri: String, cause: String },
 
+    /// A cluster node started with `--allow-root` was asked for a path outside its roots.
+    #[error("{path} is outside this node's allowed roots ({roots}); move the data inside them, or start the scheduler and executors with --allow-root for it")]
+    OutsideRoots { path: String, roots: String },
+
     #[error("fastText model {uri}: {cause}")]
     Model { uri: String, cause: String },
 }

@@ -9,7 +9,7 @@
 //! - `components` runs `CREATE COMPONENTS` (connected components in rounds of SQL).
 //! - [`session`] builds the context every role shares; `codec` carries tokq's tables and
 //!   operators to Ballista; [`store`] opens local and `s3://` locations, the local ones through
-//!   `durable`, which syncs what it writes.
+//!   `durable`, which syncs what it writes, and fences them to a node's [`roots`] if it has any.
 //!
 //! Running a recipe from Rust:
 //!
@@ -43,6 +43,7 @@ pub mod lineage;
 pub(crate) mod order;
 pub(crate) mod pack;
 pub mod recipe;
+pub mod roots;
 pub mod runner;
 pub mod session;
 pub mod sink;

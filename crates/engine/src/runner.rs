@@ -21,7 +21,7 @@ use crate::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
-use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, RunStats};
+use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats};
 use crate::sink::{self, ParquetTarget, PlanFacts};
 
 /// A statement failed: the one line the CLI prints.
@@ -38,6 +38,18 @@ pub struct StatementError {
     pub first_line: String,
     /// The innermost cause, on one line.
     pub cause: String,
+}
+
+/// How often a statement whose cluster job was lost is submitted in all.
+const STATEMENT_ATTEMPTS: usize = 3;
+
+/// Whether a statement failed because the cluster lost its job rather than because of the
+/// statement: the scheduler's watchdog cancelled a job that Ballista stopped scheduling after an
+/// executor was lost, or the job failed fetching shuffle data from a lost executor. Rerunning
+/// is safe: every COPY commits atomically, and a rerun keeps the files already committed.
+fn lost_job(e: &DataFusionError) -> bool {
+    let text = e.to_string();
+    ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
 }
 
 /// Runs or explains one recipe on a context (local, or a Ballista client).
@@ -191,10 +203,21 @@ impl<'a> Runner<'a> {
         progress::reset();
         let mut done = Done::default();
         let mut failed = None;
-        for stmt in &self.recipe.statements {
-            if let Err(e) = self.run_one(stmt, &mut done).await {
-                failed = Some(self.wrap(stmt, e));
-                break;
+        let mut resubmitted = Vec::new();
+        'statements: for stmt in &self.recipe.statements {
+            for attempt in 1..=STATEMENT_ATTEMPTS {
+                match self.run_one(stmt, &mut done).await {
+                    Ok(()) => break,
+                    Err(e) if attempt < STATEMENT_ATTEMPTS && lost_job(&e) => {
+                        let cause = root_cause(&e);
+                        log::warn!("statement {} lost its job on the cluster ({cause}); resubmitting it, attempt {} of {STATEMENT_ATTEMPTS}", stmt.number, attempt + 1);
+                        resubmitted.push(Resubmitted { statement: stmt.number, cause });
+                    }
+                    Err(e) => {
+                        failed = Some(self.wrap(stmt, e));
+                        break 'statements;
+                    }
+                }
             }
         }
         let Done { outputs, accounting, components, packing } = done;
@@ -212,6 +235,7 @@ impl<'a> Runner<'a> {
             accounting,
             components,
             error: failed.as_ref().map(ToString::to_string),
+            resubmitted,
         };
         (stats, failed)
     }

@@ -33,7 +33,8 @@ const DUPLICATING_RULES: &[&str] = &["extract_leaf_expressions", "push_down_leaf
 /// DataFusion's default state on tokq's object stores and optimizer rules, before any tokq
 /// function is added.
 pub fn base_state(config: SessionConfig) -> Result<SessionState> {
-    let rules = Optimizer::new().rules.into_iter().filter(|r| !DUPLICATING_RULES.contains(&r.name())).collect();
+    let mut rules: Vec<_> = Optimizer::new().rules.into_iter().filter(|r| !DUPLICATING_RULES.contains(&r.name())).collect();
+    rules.push(Arc::new(crate::roots::FencedOutputs));
     let mut builder = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime()?)

@@ -99,6 +99,18 @@ pub struct RunStats {
     /// statements that ran to their end, and the rows read until it stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Statements submitted again because the cluster lost their job (an executor was lost).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resubmitted: Vec<Resubmitted>,
+}
+
+/// A statement that ran again.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Resubmitted {
+    /// The statement's number, from 1.
+    pub statement: usize,
+    /// Why its job was lost.
+    pub cause: String,
 }
 
 

@@ -41,6 +41,7 @@ impl TokqObjectStoreRegistry {
 
 impl ObjectStoreRegistry for TokqObjectStoreRegistry {
     fn register_store(&self, url: &Url, store: Arc<dyn ObjectStore>) -> Option<Arc<dyn ObjectStore>> {
+        let store = crate::roots::fenced(url, store);
         self.stores.write().unwrap_or_else(|p| p.into_inner()).insert(store_url(url), store)
     }
 
@@ -49,7 +50,7 @@ impl ObjectStoreRegistry for TokqObjectStoreRegistry {
         if let Some(s) = self.stores.read().unwrap_or_else(|p| p.into_inner()).get(&k) {
             return Ok(Arc::clone(s));
         }
-        let store = new_store(url).df()?;
+        let store = crate::roots::fenced(url, new_store(url).df()?);
         let mut stores = self.stores.write().unwrap_or_else(|p| p.into_inner());
         Ok(Arc::clone(stores.entry(k).or_insert(store)))
     }
@@ -153,6 +154,7 @@ mod tests {
 
 /// Reads a whole small object (a tokenizer file), local or remote.
 pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
+    crate::roots::check_location(location)?;
     if let Some(path) = local_path(location) {
         return std::fs::read(&path)
             .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() });

@@ -1,7 +1,10 @@
 //! What every Ballista node shares, and the client of `tokq run --cluster`. Every node gets the
 //! same config producer (tokq options), the same functions (built from the same session state)
 //! and the same plan codecs, so plans decode identically everywhere. The CLI starts the
-//! scheduler and executor processes over these.
+//! scheduler and executor processes over these. Members of a cluster with a secret present its
+//! token on every call ([`secret`]).
+
+pub mod secret;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +20,7 @@ use tokio::net::TcpStream;
 use crate::codec::{TokqLogicalCodec, TokqPhysicalCodec};
 
 use crate::session::{base_state, local_context, with_tokq};
+use secret::ClusterSecret;
 
 /// tokq's logical codec over Ballista's.
 pub fn logical_codec() -> Arc<TokqLogicalCodec> {
@@ -37,34 +41,47 @@ pub fn cluster_config() -> SessionConfig {
     )
 }
 
+/// [`cluster_config`] for a member of a cluster: with a secret, every connection Ballista opens
+/// from this config (to the scheduler, to executors for shuffle data and results) presents it.
+pub fn member_config(secret: Option<&ClusterSecret>) -> SessionConfig {
+    match secret {
+        Some(s) => cluster_config().with_ballista_override_create_grpc_client_endpoint(s.endpoint_override()),
+        None => cluster_config(),
+    }
+}
+
 /// The scheduler's session: tokq functions on top of the client's settings.
 pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<SessionState> {
     Ok(local_context(config)?.state())
 }
 
-/// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from [`cluster_config`].
-/// It waits at most `executor_wait` for the scheduler to have an executor (see
-/// [`wait_for_executors`]).
-pub async fn remote_context(url: &str, config: SessionConfig, executor_wait: Duration) -> anyhow::Result<SessionContext> {
+/// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from
+/// [`member_config`] with the same secret. It waits at most `executor_wait` for the scheduler to
+/// have an executor (see [`wait_for_executors`]).
+pub async fn remote_context(url: &str, config: SessionConfig, secret: Option<&ClusterSecret>, executor_wait: Duration) -> anyhow::Result<SessionContext> {
     let ctx = SessionContext::remote_with_state(url, base_state(config)?)
         .await
         .with_context(|| format!("cannot connect to the scheduler at {url}"))?;
-    wait_for_executors(url, executor_wait).await?;
+    wait_for_executors(url, secret, executor_wait).await?;
     // Ballista's upgrade replaces the function list, so tokq's functions are added afterwards.
     crate::register_all(&ctx);
     Ok(ctx)
 }
 
 
-/// Waits until the scheduler at `url` (`df://HOST:PORT`) lists an executor, asking its REST API
-/// (`/api/executors`) every half second, and fails with one line after `wait`. It runs before
-/// any job is submitted: a job queued on a cluster without executors would wait silently, then run
-/// when executors join minutes later and write into its output behind the user's back.
-pub async fn wait_for_executors(url: &str, wait: Duration) -> anyhow::Result<()> {
+/// The path on a tokq scheduler's port that answers how many executors it has (a number), for
+/// members only. It does not depend on Ballista's REST API, which may be off.
+pub const EXECUTORS_PATH: &str = "/tokq/executors";
+
+/// Waits until the scheduler at `url` (`df://HOST:PORT`) has an executor, asking it every half
+/// second ([`EXECUTORS_PATH`]), and fails with one line after `wait`. It runs before any job is
+/// submitted: a job queued on a cluster without executors would wait silently, then run when
+/// executors join minutes later and write into its output behind the user's back.
+pub async fn wait_for_executors(url: &str, secret: Option<&ClusterSecret>, wait: Duration) -> anyhow::Result<()> {
     let addr = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
     let deadline = Instant::now() + wait;
     loop {
-        if executors(addr).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))? > 0 {
+        if executors(addr, secret).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))? > 0 {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -78,20 +95,23 @@ pub async fn wait_for_executors(url: &str, wait: Duration) -> anyhow::Result<()>
     }
 }
 
-/// How many executors the scheduler lists.
-async fn executors(addr: &str) -> anyhow::Result<usize> {
+/// How many executors the scheduler has.
+async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result<usize> {
+    let agent = secret.map_or_else(|| "tokq".to_string(), ClusterSecret::user_agent);
     let ask = async {
         let mut s = TcpStream::connect(addr).await?;
-        s.write_all(format!("GET /api/executors HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes()).await?;
+        s.write_all(format!("GET {EXECUTORS_PATH} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: {agent}\r\n\r\n").as_bytes()).await?;
         let mut reply = Vec::new();
         s.read_to_end(&mut reply).await?;
         Ok::<_, std::io::Error>(reply)
     };
     let reply = tokio::time::timeout(Duration::from_secs(10), ask).await.context("no answer in 10 s")??;
     let reply = String::from_utf8_lossy(&reply);
-    let body = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    let list: Vec<serde_json::Value> = serde_json::from_str(body).with_context(|| format!("unexpected answer from /api/executors: {body:.200}"))?;
-    Ok(list.len())
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    if head.split(' ').nth(1) == Some("401") {
+        anyhow::bail!("{}", body.trim());
+    }
+    body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))
 }
 
 /// The one line for a client whose scheduler went away mid-run, whose transport says only

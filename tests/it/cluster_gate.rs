@@ -1,0 +1,142 @@
+//! The cluster's doors: a shared secret on every call, the REST API on this machine only, and
+//! allowed data roots on every node (docs/cluster.md, "Trust model").
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::cluster::{executors_registered, http_get, start_with, Setup};
+use crate::common::*;
+use crate::dedup::{jsonl, planted, rejected, run_dedup};
+
+const SECRET: &str = "zebra-quartz-lantern-0451-orbit";
+
+/// Whether a Flight call to an executor without `agent` is refused as unauthenticated.
+fn flight_refuses(port: u16, agent: Option<&str>) -> bool {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut endpoint = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
+        if let Some(a) = agent {
+            endpoint = endpoint.user_agent(a.to_string()).unwrap();
+        }
+        let mut client = arrow_flight::flight_service_client::FlightServiceClient::new(endpoint.connect().await.unwrap());
+        let ticket = arrow_flight::Ticket { ticket: "not a ticket".into() };
+        client.do_get(ticket).await.err().is_some_and(|e| e.code() == tonic::Code::Unauthenticated)
+    })
+}
+
+#[test]
+fn a_cluster_with_a_secret_runs_its_members_jobs_and_refuses_everyone_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = write(tmp.path(), "secret", format!("{SECRET}\n"));
+    let wrong = write(tmp.path(), "wrong", "not-the-secret-but-long-enough");
+    let mut cluster = start_with(2, Setup { secret: Some(&secret), ..Setup::default() });
+    let url = cluster.url();
+
+    // Members: dedup shuffles between the executors, which fetch each other's data and the
+    // client fetches the results, all presenting the secret; the rows are the local run's.
+    let (docs, _) = planted();
+    let input = write(tmp.path(), "docs.jsonl", jsonl(&docs));
+    let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote"));
+    run_dedup(&local, &input, &["--partitions", "2"]);
+    let stats = tmp.path().join("stats.json");
+    let secret_arg = secret.display().to_string();
+    let stats_arg = stats.display().to_string();
+    run_dedup(&remote, &input, &["--cluster", &url, "--partitions", "2", "--secret-file", &secret_arg, "--stats-json", &stats_arg]);
+    assert_eq!(rejected(&local), rejected(&remote));
+    assert_eq!(read_output(&local.join("out")).batch.num_rows(), read_output(&remote.join("out")).batch.num_rows());
+
+    // Clients without the secret, or with another, fail at once in one line; nothing is written.
+    let recipe = write(tmp.path(), "r.sql", format!("COPY (SELECT 1 AS a) TO '{}/never/' STORED AS PARQUET;", tmp.path().display()));
+    let wrong_arg = wrong.display().to_string();
+    for extra in [vec![], vec!["--secret-file", wrong_arg.as_str()]] {
+        let mut args = vec!["run", "--cluster", &url, recipe.to_str().unwrap(), "--quiet", "--wait-for-executors", "5"];
+        args.extend(extra);
+        let err = tokq_err_within(&args, 60);
+        assert!(err.contains("needs its secret") && err.contains("--secret-file"), "{err}");
+    }
+    assert!(!tmp.path().join("never").exists());
+
+    // The scheduler's port: the executor count and the REST API need the secret too.
+    let agent = cluster.agent.clone().unwrap();
+    assert_eq!(http_get(cluster.port, "/tokq/executors", None).0, 401);
+    assert_eq!(http_get(cluster.port, "/api/executors", None).0, 401);
+    assert_eq!(http_get(cluster.port, "/api/executors", Some(&agent)).0, 200);
+    assert_eq!(http_get(cluster.port, "/tokq/executors", Some(&agent)).1.trim(), "2");
+
+    // The executors' Flight ports (shuffle files, results) refuse callers without the secret.
+    for port in cluster.flight_ports.clone() {
+        assert!(flight_refuses(port, None), "executor Flight port {port} answered a caller without the secret");
+        assert!(!flight_refuses(port, Some(&agent)), "executor Flight port {port} refused a member");
+    }
+
+    // An executor with the wrong secret cannot join.
+    cluster.add_executor_with(&["--secret-file".to_string(), wrong_arg.clone()]);
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(executors_registered(&cluster), 2, "an executor with the wrong secret joined");
+
+    // Neither the secret nor the token it makes appears in any log, the stats or the output.
+    let token = agent.trim_start_matches("tokq-cluster/");
+    let mut seen = cluster.logs();
+    seen.push_str(&std::fs::read_to_string(&stats).unwrap());
+    for dir in [remote.join("out"), remote.join("rejects")] {
+        for f in std::fs::read_dir(&dir).unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&std::fs::read(f.unwrap().path()).unwrap()));
+        }
+    }
+    assert!(seen.contains("without the cluster secret"), "the refusals are logged");
+    assert!(!seen.contains(SECRET) && !seen.contains(token), "the secret or its token leaked");
+}
+
+#[test]
+fn jobs_outside_the_allowed_roots_are_refused_on_every_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (allowed, outside) = (tmp.path().join("allowed"), tmp.path().join("outside"));
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let cluster = start_with(1, Setup { allow_roots: &[allowed.as_path()], ..Setup::default() });
+    let url = cluster.url();
+    let run = |name: &str, sql: String| {
+        let recipe = write(tmp.path(), name, sql);
+        tokq(&["run", "--cluster", &url, recipe.to_str().unwrap(), "--quiet"])
+    };
+    let refused = |name: &str, sql: String, path: &Path| {
+        let out = run(name, sql);
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        assert!(!out.status.success(), "{name} ran outside the allowed roots");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("{} is outside this node's allowed roots ({})", path.display(), allowed.display())), "{name}: {err}");
+    };
+    for d in [&allowed, &outside] {
+        write(d, "data.csv", "a,b\n1,2\n");
+    }
+    let (a, o) = (allowed.display(), outside.display());
+
+    let inside = run("inside.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{a}/ok/' STORED AS PARQUET;"));
+    assert!(inside.status.success(), "{}", String::from_utf8_lossy(&inside.stderr));
+    refused("read.sql", format!("COPY (SELECT a, b FROM read_csv('{o}/data.csv')) TO '{a}/stolen/' STORED AS PARQUET;"), &outside.join("data.csv"));
+    refused("write.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/written/' STORED AS CSV;"), &outside.join("written"));
+    refused("parquet.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/parquet/' STORED AS PARQUET;"), &outside.join("parquet"));
+    for d in [allowed.join("stolen"), outside.join("written"), outside.join("parquet")] {
+        assert_eq!(std::fs::read_dir(&d).map_or(0, |d| d.count()), 0, "{} has files", d.display());
+    }
+    // Files that functions load themselves (tokenizers, models, block lists) are fenced too.
+    if let Some(gpt2) = shared("tokenizers/gpt2/tokenizer.json") {
+        let tok = outside.join("tokenizer.json");
+        std::os::unix::fs::symlink(gpt2, &tok).unwrap();
+        refused(
+            "tokenizer.sql",
+            format!("COPY (SELECT tokenize(CAST(a AS VARCHAR), '{}') AS ids FROM read_csv('{a}/data.csv')) TO '{a}/tok/' STORED AS PARQUET;", tok.display()),
+            &tok,
+        );
+    }
+}
+
+#[test]
+fn a_node_on_a_network_address_needs_a_secret_or_says_insecure() {
+    for role in [vec!["scheduler", "--bind-host", "0.0.0.0"], vec!["executor", "--bind-host", "0.0.0.0"]] {
+        let err = tokq_err_within(&role, 30);
+        assert!(err.contains("without a cluster secret") && err.contains("--secret-file") && err.contains("--insecure"), "{err}");
+    }
+    let err = tokq_err_within(&["scheduler", "--secret-file", "/nonexistent/secret"], 30);
+    assert!(err.contains("cannot read the cluster secret file /nonexistent/secret"), "{err}");
+}
