@@ -79,14 +79,7 @@ fn killing_an_executor_at_a_random_moment_of_dedup_gives_the_local_rows() {
         std::thread::sleep(at);
         let finished_before = child.0.try_wait().unwrap().is_some();
         cluster.kill_executor(victim);
-        let deadline = Instant::now() + Duration::from_secs(240);
-        let status = loop {
-            if let Some(s) = child.0.try_wait().unwrap() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "trial {trial} (seed {seed}): hung 240 s after executor {victim} was killed at {at:?}:\n{}", cluster.logs());
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let status = child.wait_within(240, || format!("trial {trial} (seed {seed}): hung 240 s after executor {victim} was killed at {at:?}:\n{}", cluster.logs()));
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
         assert!(status.success(), "trial {trial} (seed {seed}): failed after executor {victim} was killed at {at:?}: {err}\n{}", cluster.logs());

@@ -278,14 +278,7 @@ fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
     let mut child = job.start(&["--cluster", &url, "--partitions", "4"]);
     job.wait_for_commits(&mut child, 1);
     cluster.kill_executor(1);
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the job did not finish within 180 s of losing an executor:\n{}", cluster.logs());
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = child.wait_within(180, || format!("the job did not finish within 180 s of losing an executor:\n{}", cluster.logs()));
     assert!(status.success(), "the job failed after losing an executor:\n{}", cluster.logs());
     assert!(job.snapshot() == clean, "output after losing an executor differs from the clean run");
 }
@@ -345,14 +338,7 @@ fn losing_the_scheduler_fails_in_one_line_and_a_new_scheduler_resumes() {
     );
     job.wait_for_commits(&mut child, 1);
     cluster.kill_scheduler();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the client did not give up within 120 s of losing the scheduler");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = child.wait_within(120, || "the client did not give up within 120 s of losing the scheduler".to_string());
     let mut err = String::new();
     child.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let err = err.trim();

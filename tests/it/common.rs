@@ -253,6 +253,20 @@ pub fn strings(b: &datafusion::arrow::array::RecordBatch, name: &str) -> Vec<Opt
 
 pub struct KillOnDrop(pub std::process::Child);
 
+impl KillOnDrop {
+    /// Waits for the process to end; after `secs` seconds the test fails with `hung()`'s words.
+    pub fn wait_within(&mut self, secs: u64, hung: impl Fn() -> String) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "{}", hung());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
