@@ -25,17 +25,17 @@ pub async fn watch(scheduler: SchedulerServer<LogicalPlanNode, PhysicalPlanNode>
     loop {
         tokio::time::sleep(LOOK_EVERY).await;
         let jobs = scheduler.state.task_manager.get_running_job_cache();
-        let mut running = HashMap::new();
-        for (id, job) in jobs.iter() {
-            running.insert(id.clone(), job.execution_graph.read().await.running_tasks().len());
+        let mut busy = false;
+        for job in jobs.values() {
+            busy |= !job.execution_graph.read().await.running_tasks().is_empty();
         }
-        let busy = running.values().any(|n| *n > 0);
-        idle_since.retain(|id, _| running.get(id) == Some(&0));
-        for (id, n) in running {
-            if n > 0 || busy {
-                idle_since.remove(&id);
-                continue;
-            }
+        // Any task running anywhere resets every clock: a job may be waiting behind it.
+        if busy {
+            idle_since.clear();
+            continue;
+        }
+        idle_since.retain(|id, _| jobs.contains_key(id));
+        for id in jobs.keys() {
             let since = *idle_since.entry(id.clone()).or_insert_with(Instant::now);
             if since.elapsed() >= window {
                 log::warn!(
@@ -45,7 +45,7 @@ pub async fn watch(scheduler: SchedulerServer<LogicalPlanNode, PhysicalPlanNode>
                 if let Err(e) = scheduler.cancel_job(id.clone()).await {
                     log::error!("cannot cancel the stalled job {id}: {e}");
                 }
-                idle_since.remove(&id);
+                idle_since.remove(id);
             }
         }
     }

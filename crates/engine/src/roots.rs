@@ -88,11 +88,12 @@ fn shown(store: &str, path: &Path) -> String {
 }
 
 /// The process's roots, if it is fenced.
-pub fn fence() -> Option<&'static Roots> {
+fn fence() -> Option<&'static Roots> {
     FENCE.get()
 }
 
-/// Refuses a whole-file read (tokenizers, models, lists) outside the process's roots.
+/// Refuses a location outside the process's roots: a whole-file read (tokenizers, models, lists)
+/// or an output folder.
 pub fn check_location(location: &str) -> tokq_core::error::Result<()> {
     let Some(roots) = fence() else { return Ok(()) };
     let url: Url = to_url(location)?;
@@ -101,6 +102,11 @@ pub fn check_location(location: &str) -> tokq_core::error::Result<()> {
         return Ok(());
     }
     Err(roots.refused(&store, &path))
+}
+
+/// [`check_location`] for a planner: the refusal as a planning error.
+pub(crate) fn check_planned(location: &str) -> datafusion::common::Result<()> {
+    check_location(location).map_err(|e| DataFusionError::Plan(e.to_string()))
 }
 
 /// Refuses at planning a `COPY` whose target is outside the process's roots, in any format, with
@@ -120,7 +126,7 @@ impl OptimizerRule for FencedOutputs {
 
     fn rewrite(&self, plan: LogicalPlan, _: &dyn OptimizerConfig) -> datafusion::common::Result<Transformed<LogicalPlan>> {
         if let LogicalPlan::Copy(copy) = &plan {
-            check_location(&copy.output_url).map_err(|e| DataFusionError::Plan(e.to_string()))?;
+            check_planned(&copy.output_url)?;
         }
         Ok(Transformed::no(plan))
     }

@@ -50,7 +50,7 @@ impl TableProvider for SinkTable {
     async fn scan(&self, state: &dyn Session, _: Option<&Vec<usize>>, _: &[Expr], _: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
         // On a fenced node, a target outside its roots is refused here, before anything runs.
         for location in std::iter::once(&self.opts.location).chain(self.opts.rejects.as_ref().map(|r| &r.location)) {
-            crate::roots::check_location(location).map_err(|e| datafusion::common::DataFusionError::Plan(e.to_string()))?;
+            crate::roots::check_planned(location)?;
         }
         let input = state.create_physical_plan(&self.input).await?;
         Ok(Arc::new(SinkExec::try_new(input, self.opts.clone())?))
