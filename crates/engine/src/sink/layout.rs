@@ -13,7 +13,7 @@ use datafusion::physical_plan::{replace_children_if_necessary, ExecutionPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::lineage::files::FileRef;
-use crate::lineage::scan::{as_lineage_scan, build, file_groups, SOURCE_COLUMN};
+use crate::lineage::scan::{adds_lineage, as_lineage_scan, build, file_groups, SOURCE_COLUMN};
 
 /// How a COPY's rows are cut into files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +31,9 @@ fn row_preserving(plan: &dyn ExecutionPlan) -> bool {
 }
 
 /// The input files of each partition, when `plan` writes source-aligned files: its rows come
-/// straight from one lineage scan through row-preserving nodes, and carry `_source`.
+/// straight from one lineage scan through row-preserving nodes, and carry the `_source` that scan
+/// adds. A scan of tokq's own output keeps the raw source's lineage, so its `_source` names no
+/// file of the scan (and a packed row names several): such plans write one file per partition.
 pub fn source_groups(plan: &Arc<dyn ExecutionPlan>) -> Option<Vec<Vec<FileRef>>> {
     let has_source = plan.schema().field_with_name(SOURCE_COLUMN).is_ok_and(|f| f.data_type() == &DataType::Utf8);
     if !has_source {
@@ -39,8 +41,8 @@ pub fn source_groups(plan: &Arc<dyn ExecutionPlan>) -> Option<Vec<Vec<FileRef>>>
     }
     let mut node = Arc::clone(plan);
     loop {
-        if let Some((config, _)) = as_lineage_scan(node.as_ref()) {
-            return Some(file_groups(config));
+        if let Some((config, source)) = as_lineage_scan(node.as_ref()) {
+            return adds_lineage(&source.file_schema).ok()?.then(|| file_groups(config));
         }
         let children = node.children();
         if children.len() != 1 || !row_preserving(node.as_ref()) {
