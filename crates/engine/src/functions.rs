@@ -90,11 +90,11 @@ pub fn table_functions() -> Vec<TableFunction> {
                  which documents it holds (doc_ids), where each starts (doc_offsets) and where the first one begins \
                  (first_offset), so every token traces back to its source. tail=drop drops the last partial row, \
                  tail=pad pads it.",
-                "pack_tokens('view', seq_len [, 'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN'])",
+                pack::table::USAGE,
             )
             .with_argument("view", "The name of a table or view with a list-of-ids column (input_ids unless ids= names another).")
             .with_argument("seq_len", "Constant row length, 1 to 2^31-1.")
-            .with_argument("options", "Optional constant 'key=value' list: eos, tail, pad, segment_ids, ids.")
+            .with_argument("options", "Optional constant 'key=value' list: eos, tail, pad, segment_ids, ids, tokenizer. eos and pad take an id or a token string (eos=<|endoftext|>), looked up in tokenizer=SPEC or else in the one tokenizer the view calls tokenize() with.")
             .with_sql_example("```sql\nCREATE VIEW docs AS SELECT tokenize(text, 'tiktoken:cl100k_base') AS input_ids FROM read_jsonl('corpus/');\nSELECT * FROM pack_tokens('docs', 2048, 'eos=100257');\n```")
             .build(),
             function: Arc::new(pack::table::PackTokens),

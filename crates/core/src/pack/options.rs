@@ -1,4 +1,6 @@
-//! `pack_tokens` options: `'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN'`.
+//! `pack_tokens` options: `'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN,tokenizer=SPEC'`.
+//! `eos` and `pad` may be token strings (`eos=<|endoftext|>`), as in `tokenize`: they are looked up
+//! in the tokenizer that `tokenizer=` names, or else in the one the packed view tokenizes with.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,13 +30,33 @@ fn arg(cause: String) -> TokqError {
     TokqError::Argument { function: "pack_tokens", cause }
 }
 
-fn id(key: &str, value: &str) -> Result<u32, TokqError> {
-    value.trim().parse().map_err(|_| arg(format!("{key} must be a token id (0..2^32), got '{value}'")))
+/// A token id, given as an id or as a token string of `vocab`.
+fn id(key: &str, value: &str, vocab: &Vocab) -> Result<u32, TokqError> {
+    if let Ok(id) = value.trim().parse() {
+        return Ok(id);
+    }
+    if value.trim().starts_with('-') || value.trim().chars().all(|c| c.is_ascii_digit()) {
+        return Err(arg(format!("{key} must be a token id (0..2^32) or a token string, got '{value}'")));
+    }
+    match vocab {
+        Vocab::One(spec) => crate::tokenize::cached(spec)?.id_of(value).map_err(|e| arg(format!("{key}: {e}"))),
+        Vocab::Unknown(why) => Err(arg(format!(
+            "{key}='{value}' is a token string, and {why}: give its id, or name the tokenizer with 'tokenizer=SPEC'"
+        ))),
+    }
+}
+
+/// The tokenizer that token strings in the options are looked up in.
+enum Vocab {
+    One(String),
+    Unknown(String),
 }
 
 impl PackOptions {
-    /// Parses the options string; `seq_len` comes separately.
-    pub fn parse(seq_len: i64, spec: &str) -> Result<Self, TokqError> {
+    /// Parses the options string; `seq_len` comes separately. `used` are the tokenizer specs the
+    /// packed view calls `tokenize` with: a token string is looked up in `tokenizer=`, or else in
+    /// the one spec of `used`.
+    pub fn parse(seq_len: i64, spec: &str, used: &[String]) -> Result<Self, TokqError> {
         if !(1..=i32::MAX as i64).contains(&seq_len) {
             return Err(arg(format!("seq_len must be between 1 and 2^31-1, got {seq_len}")));
         }
@@ -42,14 +64,24 @@ impl PackOptions {
         let (mut tail, mut pad) = ("drop".to_string(), None);
         let mut segment_ids = false;
         let mut ids_column = "input_ids".to_string();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (key, value) = item.split_once('=').ok_or_else(|| {
-                arg(format!("option '{item}' must be KEY=VALUE"))
-            })?;
-            match key.trim() {
-                "eos" => eos = Some(id("eos", value)?),
+        let items = spec
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|item| item.split_once('=').map(|(k, v)| (k.trim(), v)).ok_or_else(|| arg(format!("option '{item}' must be KEY=VALUE"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let vocab = match (items.iter().find(|(k, _)| *k == "tokenizer"), used) {
+            (Some((_, v)), _) => Vocab::One(v.trim().to_string()),
+            (None, [one]) => Vocab::One(one.clone()),
+            (None, []) => Vocab::Unknown("the packed view calls no tokenize()".into()),
+            (None, many) => Vocab::Unknown(format!("the packed view tokenizes with {} tokenizers ({})", many.len(), many.join(", "))),
+        };
+        for (key, value) in items {
+            match key {
+                "eos" => eos = Some(id("eos", value, &vocab)?),
+                "tokenizer" => {}
                 "tail" => tail = value.trim().to_lowercase(),
-                "pad" => pad = Some(id("pad", value)?),
+                "pad" => pad = Some(id("pad", value, &vocab)?),
                 "segment_ids" => {
                     segment_ids = value.trim().parse().map_err(|_| {
                         arg(format!("segment_ids must be true or false, got '{value}'"))
@@ -57,7 +89,7 @@ impl PackOptions {
                 }
                 "ids" => ids_column = value.trim().to_string(),
                 other => {
-                    return Err(arg(format!("unknown option '{other}' (known: eos, tail, pad, segment_ids, ids)")))
+                    return Err(arg(format!("unknown option '{other}' (known: eos, tail, pad, segment_ids, ids, tokenizer)")))
                 }
             }
         }

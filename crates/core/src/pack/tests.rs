@@ -116,10 +116,26 @@ fn pads_the_tail_and_skips_empty_documents() {
 
 #[test]
 fn parses_options_and_rejects_bad_ones() {
-    let o = PackOptions::parse(2048, "eos=50256, tail=pad, pad=0, segment_ids=true").unwrap();
+    let o = PackOptions::parse(2048, "eos=50256, tail=pad, pad=0, segment_ids=true", &[]).unwrap();
     assert_eq!((o.eos, o.tail, o.segment_ids), (Some(50256), Tail::Pad(0), true));
-    assert_eq!(PackOptions::parse(8, "").unwrap().tail, Tail::Drop);
-    for (len, bad) in [(0, ""), (8, "eos=-1"), (8, "tail=pad"), (8, "pad=3"), (8, "tail=wrap"), (8, "frobnicate=1"), (8, "eos")] {
-        assert!(PackOptions::parse(len, bad).is_err(), "{len} {bad}");
+    assert_eq!(PackOptions::parse(8, "", &[]).unwrap().tail, Tail::Drop);
+    for (len, bad) in [(0, ""), (8, "eos=-1"), (8, "eos=4294967296"), (8, "tail=pad"), (8, "pad=3"), (8, "tail=wrap"), (8, "frobnicate=1"), (8, "eos")] {
+        assert!(PackOptions::parse(len, bad, &[]).is_err(), "{len} {bad}");
     }
+}
+
+#[test]
+fn token_strings_are_looked_up_in_the_packed_views_tokenizer_or_the_named_one() {
+    let cl100k = ["tiktoken:cl100k_base".to_string()];
+    let o = PackOptions::parse(8, "eos=<|endoftext|>,tail=pad,pad=<|endoftext|>", &cl100k).unwrap();
+    assert_eq!((o.eos, o.tail), (Some(100257), Tail::Pad(100257)));
+    let o = PackOptions::parse(8, "eos=<|endoftext|>,tokenizer=tiktoken:o200k_base", &[]).unwrap();
+    assert_eq!(o.eos, Some(199999));
+    let none = PackOptions::parse(8, "eos=<|endoftext|>", &[]).unwrap_err().to_string();
+    assert!(none.contains("calls no tokenize()") && none.contains("tokenizer=SPEC"), "{none}");
+    let two = ["tiktoken:o200k_base".to_string(), "tiktoken:cl100k_base".to_string()];
+    let many = PackOptions::parse(8, "eos=<|endoftext|>", &two).unwrap_err().to_string();
+    assert!(many.contains("2 tokenizers"), "{many}");
+    let unknown = PackOptions::parse(8, "eos=<|nope|>", &cl100k).unwrap_err().to_string();
+    assert!(unknown.contains("not in the vocabulary"), "{unknown}");
 }

@@ -137,6 +137,15 @@ impl Tokenizer {
             .map_err(|cause| TokqError::Tokenizer { spec: self.spec.clone(), cause })
     }
 
+    /// The id `value` names: an id, or a token string of this tokenizer (`<|endoftext|>`).
+    pub fn id_of(&self, value: &str) -> std::result::Result<u32, String> {
+        let value = value.trim();
+        match value.parse::<u32>() {
+            Ok(id) => Ok(id),
+            Err(_) => self.encoder.token_id(value).ok_or_else(|| format!("token '{value}' is not in the vocabulary of '{}'", self.spec)),
+        }
+    }
+
     /// Parses `bos=X,eos=Y`, where X and Y are ids or token strings of this tokenizer.
     pub fn parse_options(&self, options: &str) -> Result<EncodeOptions> {
         let bad = |cause: String| TokqError::Argument { function: "tokenize", cause };
@@ -145,12 +154,7 @@ impl Tokenizer {
             let (key, value) = item
                 .split_once('=')
                 .ok_or_else(|| bad(format!("option '{item}' is not key=value (keys: bos, eos)")))?;
-            let id = match value.trim().parse::<u32>() {
-                Ok(id) => id,
-                Err(_) => self.encoder.token_id(value.trim()).ok_or_else(|| {
-                    bad(format!("token '{value}' is not in the vocabulary of '{}'", self.spec))
-                })?,
-            };
+            let id = self.id_of(value).map_err(bad)?;
             match key.trim() {
                 "bos" => opts.bos = Some(id),
                 "eos" => opts.eos = Some(id),

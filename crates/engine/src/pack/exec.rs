@@ -365,7 +365,7 @@ mod tests {
         ctx.register_table("v", Arc::new(MemTable::try_new(Arc::clone(&schema), vec![batches]).unwrap())).unwrap();
         let out = ctx.sql("SELECT * FROM pack_tokens('v', 4, 'eos=0,tail=pad,pad=99')").await.unwrap().collect().await.unwrap();
 
-        let mut packer = Packer::new(PackOptions::parse(4, "eos=0,tail=pad,pad=99").unwrap());
+        let mut packer = Packer::new(PackOptions::parse(4, "eos=0,tail=pad,pad=99", &[]).unwrap());
         let all: Vec<&(&str, Vec<u32>)> = parts.iter().flatten().collect();
         for (i, (_, t)) in all.iter().enumerate() {
             packer.push(i as u64, t);

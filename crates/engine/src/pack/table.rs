@@ -19,6 +19,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use super::exec::{packed_schema, PackExec};
 use tokq_core::pack::PackOptions;
 use tokq_udfs::args::literal_str;
+use crate::sink::commit::tokenizer_specs;
 use crate::store::block_on;
 
 pub const NAME: &str = "pack_tokens";
@@ -76,15 +77,17 @@ impl TableProvider for PackTable {
     }
 }
 
+/// The call, as errors and the reference show it.
+pub const USAGE: &str = "pack_tokens('view', seq_len [, 'eos=ID|TOKEN,tail=drop|pad,pad=ID|TOKEN,segment_ids=true,ids=COLUMN,tokenizer=SPEC'])";
+
 #[derive(Debug, Default)]
 pub struct PackTokens;
 
 impl TableFunctionImpl for PackTokens {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let exprs = args.exprs();
-        let usage = "pack_tokens('view', seq_len [, 'eos=ID,tail=drop|pad,pad=ID,segment_ids=true'])";
         let (Some(name), Some(seq_len)) = (exprs.first(), exprs.get(1)) else {
-            return plan_err!("{NAME}: expected {usage}");
+            return plan_err!("{NAME}: expected {USAGE}");
         };
         let name = literal_str(NAME, "the table or view name", name)?;
         let seq_len = match seq_len {
@@ -93,8 +96,6 @@ impl TableFunctionImpl for PackTokens {
         }
         .ok_or_else(|| plan_datafusion_err!("{NAME}: seq_len must be an integer literal, got {seq_len}"))?;
         let options = exprs.get(2).map(|e| literal_str(NAME, "options", e)).transpose()?.unwrap_or_default();
-        let opts = PackOptions::parse(seq_len, &options)
-            .map_err(|e| plan_datafusion_err!("{e}"))?;
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{NAME}: needs a DataFusion SessionState to look up '{name}'");
         };
@@ -103,6 +104,7 @@ impl TableFunctionImpl for PackTokens {
         let provider = block_on(schema.table(table.table()))?
             .ok_or_else(|| plan_datafusion_err!("{NAME}: no table or view named '{name}'; define it first with CREATE VIEW {name} AS SELECT ..."))?;
         let input = LogicalPlanBuilder::scan(table, provider_as_source(provider), None)?.build()?;
+        let opts = PackOptions::parse(seq_len, &options, &tokenizer_specs(&input)?).map_err(|e| plan_datafusion_err!("{e}"))?;
         Ok(Arc::new(PackTable::try_new(input, opts)?))
     }
 }

@@ -148,6 +148,13 @@ fn walk(plan: &LogicalPlan, specs: &mut BTreeMap<String, ()>, packing: &mut Opti
     Ok(())
 }
 
+/// The tokenizer specs a plan calls `tokenize` or `token_count` with, packed inputs included.
+pub fn tokenizer_specs(plan: &LogicalPlan) -> Result<Vec<String>> {
+    let mut specs = BTreeMap::new();
+    walk(plan, &mut specs, &mut None)?;
+    Ok(specs.into_keys().collect())
+}
+
 pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
     let (mut specs, mut packing) = (BTreeMap::new(), None);
     walk(plan, &mut specs, &mut packing)?;
