@@ -11,7 +11,6 @@ so both sides read from the page cache: the numbers are decode cost, not disk sp
 """
 
 import argparse
-import json
 import os
 import pathlib
 import statistics
@@ -22,7 +21,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from tokq import TokqDataset
+from tokq import TokqDataset, read_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_RG = "default"
@@ -38,7 +37,7 @@ def pack(tokq, corpus, out, seq_len, options):
             OPTIONS ({opts});"""
     )
     subprocess.run([tokq, "run", str(recipe), "--quiet"], cwd=REPO, check=True)
-    return json.loads((out / "_tokq_manifest.json").read_text())
+    return read_manifest(str(out))
 
 
 def timed(make_iter, repeats):

@@ -4,7 +4,6 @@ Needs the tokq binary: TOKQ_BIN, or target/release/tokq under CARGO_TARGET_DIR. 
 `python -m pytest python/tests`.
 """
 
-import json
 import os
 import pathlib
 import subprocess
@@ -13,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from tokq import TokqDataset, TokqFormatError
+from tokq import TokqDataset, TokqFormatError, read_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SEQ = 64
@@ -47,7 +46,7 @@ def packed(tmp_path_factory) -> pathlib.Path:
 
 
 def all_rows(out: pathlib.Path) -> np.ndarray:
-    files = json.loads((out / "_tokq_manifest.json").read_text())["files"]
+    files = read_manifest(str(out))["files"]
     tables = [pq.read_table(out / f["path"], columns=["input_ids"]) for f in files]
     return np.concatenate([np.stack(t.column("input_ids").to_numpy(zero_copy_only=False)) for t in tables])
 
@@ -96,7 +95,7 @@ def test_refuses_another_tokenizer(packed):
 
 
 def test_refuses_another_format_version(packed, tmp_path):
-    first = json.loads((packed / "_tokq_manifest.json").read_text())["files"][0]["path"]
+    first = read_manifest(str(packed))["files"][0]["path"]
     table = pq.read_table(packed / first)
     meta = dict(table.schema.metadata or {})
     meta[b"tokq.format_version"] = b"99"
@@ -106,7 +105,7 @@ def test_refuses_another_format_version(packed, tmp_path):
 
 
 def test_refuses_output_without_a_manifest_unless_partial_is_allowed(packed, tmp_path):
-    files = json.loads((packed / "_tokq_manifest.json").read_text())["files"]
+    files = read_manifest(str(packed))["files"]
     for f in files:
         (tmp_path / f["path"]).write_bytes((packed / f["path"]).read_bytes())
     with pytest.raises(TokqFormatError, match="has not finished"):

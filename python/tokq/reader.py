@@ -26,8 +26,17 @@ except ImportError:  # pragma: no cover - exercised when torch is absent
     torch = None
     _Base = object
 
-FORMAT_VERSION = 1
-MANIFEST = "_tokq_manifest.json"
+FORMAT_VERSION = 2
+MANIFEST = "_tokq_manifest.parquet"
+
+
+def read_manifest(path: str) -> dict:
+    """The manifest of a local or `s3://` output directory: the JSON in the footer of its
+    `_tokq_manifest.parquet` (a Parquet file with the output's schema and no rows, so that
+    readers of the whole folder see it as an empty part)."""
+    fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    with fs.open_input_file(posixpath.join(root.rstrip("/"), MANIFEST)) as f:
+        return json.loads(pq.ParquetFile(f).metadata.metadata[b"tokq.manifest"])
 
 
 class TokqFormatError(ValueError):
@@ -79,8 +88,8 @@ def open_output(path: str, expect_tokenizer: Optional[str] = None, allow_partial
     root = root.rstrip("/")
     out = Output(root, fs)
     try:
-        with fs.open_input_stream(posixpath.join(root, MANIFEST)) as f:
-            out.manifest = json.loads(f.read())
+        with fs.open_input_file(posixpath.join(root, MANIFEST)) as f:
+            out.manifest = json.loads(pq.ParquetFile(f).metadata.metadata[b"tokq.manifest"])
         names = [r["path"] for r in out.manifest["files"]]
     except FileNotFoundError:
         if not allow_partial:
@@ -90,7 +99,7 @@ def open_output(path: str, expect_tokenizer: Optional[str] = None, allow_partial
             ) from None
         selector = pafs.FileSelector(root, recursive=False)
         names = sorted(
-            posixpath.basename(i.path) for i in fs.get_file_info(selector) if i.path.endswith(".parquet") and not posixpath.basename(i.path).startswith(".")
+            posixpath.basename(i.path) for i in fs.get_file_info(selector) if posixpath.basename(i.path).startswith("part-") and i.path.endswith(".parquet")
         )
     if not names:
         raise TokqFormatError(f"{path}: no Parquet files; run a recipe that writes here first")

@@ -225,9 +225,6 @@ fn packing_on_a_two_executor_cluster_equals_the_local_run() {
     let (rl, rr) = (write(tmp.path(), "pl.sql", padded(&pl)), write(tmp.path(), "pr.sql", padded(&pr)));
     tokq_ok(&["run", rl.to_str().unwrap(), "--quiet", "--partitions", "2"]);
     tokq_ok(&["run", "--cluster", &url, rr.to_str().unwrap(), "--quiet", "--partitions", "2"]);
-    let manifest = |d: &std::path::Path| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(d.join("_tokq_manifest.json")).unwrap()).unwrap()
-    };
     let (ml, mr) = (manifest(&pl), manifest(&pr));
     assert_eq!((ml["rows"].as_u64(), ml["tokens"].as_u64(), ml["padding_tokens"].as_u64()), (mr["rows"].as_u64(), mr["tokens"].as_u64(), mr["padding_tokens"].as_u64()));
     assert_eq!(ml["rows"].as_u64(), Some(200));
@@ -259,7 +256,7 @@ fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
     let local = job.reference();
     let cluster = start(2);
     let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
-    assert!(job.snapshot() == local, "the cluster's files differ from the local run's");
+    assert_same_files(&job.snapshot(), &local, "the cluster's files differ from the local run's");
     let writers: BTreeSet<String> = stats["outputs"][0]["writers"].as_object().unwrap().keys().cloned().collect();
     let executors: BTreeSet<String> = cluster.executor_pids().iter().map(|p| format!(" pid {p}")).collect();
     assert_eq!(writers.len(), 2, "both executors write: {writers:?}");
@@ -280,7 +277,7 @@ fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
     cluster.kill_executor(1);
     let status = child.wait_within(180, || format!("the job did not finish within 180 s of losing an executor:\n{}", cluster.logs()));
     assert!(status.success(), "the job failed after losing an executor:\n{}", cluster.logs());
-    assert!(job.snapshot() == clean, "output after losing an executor differs from the clean run");
+    assert_same_files(&job.snapshot(), &clean, "output after losing an executor differs from the clean run");
 }
 
 #[test]
@@ -349,6 +346,6 @@ fn losing_the_scheduler_fails_in_one_line_and_a_new_scheduler_resumes() {
     // A new cluster resumes from what the executors committed.
     let cluster = start(2);
     let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
-    assert!(job.snapshot() == clean, "the rerun on a new scheduler differs from the clean run");
+    assert_same_files(&job.snapshot(), &clean, "the rerun on a new scheduler differs from the clean run");
     assert!(stats["outputs"][0]["resumed_files"].as_u64().unwrap() >= 1, "{stats}");
 }

@@ -83,7 +83,7 @@ pub fn read_output(dir: &Path) -> Output_ {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("part-")))
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no parquet files in {}", dir.display());
@@ -219,7 +219,10 @@ pub fn synthetic_corpus(dir: &Path, files: usize, docs: usize) -> String {
 }
 
 /// Every file directly in a directory, by name, with its bytes.
-pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+/// A folder's files by name.
+pub type Snapshot = std::collections::BTreeMap<String, Vec<u8>>;
+
+pub fn snapshot(dir: &Path) -> Snapshot {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap())
@@ -276,12 +279,12 @@ impl Drop for KillOnDrop {
 
 /// The manifest lists exactly the part files present, with their true sizes and sha256.
 pub fn manifest_is_true(dir: &std::path::Path) {
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap();
+    let m = manifest(dir);
     let mut listed: Vec<String> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
     let mut present: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".parquet"))
+        .filter(|n| n.starts_with("part-"))
         .collect();
     listed.sort();
     present.sort();
@@ -292,4 +295,26 @@ pub fn manifest_is_true(dir: &std::path::Path) {
         use sha2::Digest;
         assert_eq!(f["sha256"].as_str().unwrap(), hex::encode(sha2::Sha256::digest(&bytes)));
     }
+}
+
+/// The manifest of an output folder, as JSON: the `tokq.manifest` footer key of `_tokq_manifest.parquet`.
+pub fn manifest(dir: &Path) -> serde_json::Value {
+    manifest_of(std::fs::read(dir.join("_tokq_manifest.parquet")).unwrap())
+}
+
+/// The manifest in a manifest file's bytes.
+pub fn manifest_of(file: impl Into<bytes::Bytes>) -> serde_json::Value {
+    let meta = datafusion::parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&file.into()).unwrap();
+    assert_eq!(meta.file_metadata().num_rows(), 0, "the manifest file holds no rows");
+    let kv = meta.file_metadata().key_value_metadata().unwrap();
+    serde_json::from_str(kv.iter().find(|e| e.key == "tokq.manifest").unwrap().value.as_deref().unwrap()).unwrap()
+}
+
+/// Two snapshots of output folders are equal; otherwise fails naming the files that differ.
+pub fn assert_same_files(got: &(Snapshot, Snapshot), want: &(Snapshot, Snapshot), what: &str) {
+    let differ = |g: &Snapshot, w: &Snapshot| -> Vec<String> {
+        g.keys().chain(w.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().filter(|k| g.get(*k) != w.get(*k)).cloned().collect()
+    };
+    let (kept, rejects) = (differ(&got.0, &want.0), differ(&got.1, &want.1));
+    assert!(kept.is_empty() && rejects.is_empty(), "{what}: these files differ: {kept:?} (output), {rejects:?} (rejects)");
 }

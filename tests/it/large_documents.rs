@@ -71,7 +71,7 @@ fn a_2_3_gb_file_of_2_mb_documents_reads_within_2_gb_of_memory() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("out/_tokq_manifest.json")).unwrap()).unwrap();
+    let m: serde_json::Value = manifest(&tmp.path().join("out"));
     assert_eq!(m["rows"], 1_100);
     assert!(peak > 0 && peak < 2 << 30, "peak RSS {} MB", peak >> 20);
     eprintln!("2.3 GB of 2 MB documents: peak RSS {} MB", peak >> 20);

@@ -129,7 +129,7 @@ fn odd_file_names_read_and_write_as_they_are() {
     );
     let out = tokq_ok(&["run", r.to_str().unwrap(), "--quiet"]);
     assert!(out.contains("| 5 "), "{out}");
-    assert!(d.path().join("o#1/_tokq_manifest.json").exists());
+    assert!(d.path().join("o#1/_tokq_manifest.parquet").exists());
 }
 
 /// Every row of a directory as sorted debug lines, whatever the files are called.

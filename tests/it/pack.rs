@@ -148,7 +148,7 @@ fn packing_is_deterministic_and_keeps_file_order() {
         .map(|i| {
             let out = tmp.path().join(format!("p{i}"));
             run_pack(&out, &["--partitions", "4", "--set", "seq_len=32"]);
-            let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("_tokq_manifest.json")).unwrap()).unwrap();
+            let m: serde_json::Value = manifest(&out);
             let files = m["files"].as_array().unwrap();
             assert_eq!(files.len(), 2, "one file per partition: two input files, two partitions");
             // Files are named by content, and the footer holds the recipe's hash, which holds the
@@ -201,7 +201,7 @@ fn padded_rows_report_their_padding() {
         real += n as u64;
         pad += 256 - n as u64;
     }
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("o/_tokq_manifest.json")).unwrap()).unwrap();
+    let manifest = manifest(&tmp.path().join("o"));
     assert_eq!((manifest["tokens"].as_u64(), manifest["padding_tokens"].as_u64()), (Some(real), Some(pad)));
     let pct = format!("{:.1}% of input_ids", 100.0 * pad as f64 / (real + pad) as f64);
     assert!(pad > 0 && stderr.contains(&pct), "{pct} in {stderr}");

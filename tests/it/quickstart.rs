@@ -7,9 +7,6 @@ use sha2::{Digest, Sha256};
 
 use crate::common::*;
 
-fn manifest(dir: &std::path::Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("_tokq_manifest.json")).unwrap()).unwrap()
-}
 
 #[test]
 fn quickstart_writes_pretokenized_parquet_with_lineage_and_footer() {
@@ -33,7 +30,7 @@ fn quickstart_writes_pretokenized_parquet_with_lineage_and_footer() {
         assert!(schema.field_with_name(col).is_ok(), "{col}");
     }
     assert_eq!(o.batch.num_rows(), 200);
-    assert_eq!(o.metadata["tokq.format_version"], "1");
+    assert_eq!(o.metadata["tokq.format_version"], "2");
     assert_eq!(o.metadata["tokq.version"], env!("CARGO_PKG_VERSION"));
     let tok: serde_json::Value = serde_json::from_str(&o.metadata["tokq.tokenizer"]).unwrap();
     assert_eq!(tok[0]["spec"], "tiktoken:cl100k_base");
@@ -86,10 +83,10 @@ fn rerun_replaces_stale_part_files() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("o/_tokq_manifest.json")).unwrap()).unwrap();
+    let manifest = manifest(&tmp.path().join("o"));
     let part = manifest["files"][0]["path"].as_str().unwrap().to_string();
     assert!(manifest["files"][0]["source"].as_str().unwrap().ends_with("/queries/data/sample.jsonl"));
-    assert_eq!(names, BTreeSet::from(["_tokq_manifest.json".to_string(), part]));
+    assert_eq!(names, BTreeSet::from(["_tokq_manifest.parquet".to_string(), part]));
 }
 
 #[test]
@@ -153,4 +150,25 @@ fn the_pipeline_recipe_accounts_for_every_document() {
     // The sample's 200 documents, each once: tail=pad keeps the last partial row.
     assert_eq!(kept.len() + rejected.len(), 200, "{} kept + {} rejected", kept.len(), rejected.len());
     assert!(!kept.is_empty() && !rejected.is_empty());
+}
+
+#[test]
+fn the_manifest_is_an_empty_part_with_the_outputs_schema_and_replaces_a_version_1_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("o");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A folder written by format version 1: its JSON manifest is tokq's own and goes.
+    write(&dir, "_tokq_manifest.json", "{\"format_version\": 1, \"files\": []}");
+    tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("output={}/", dir.display())]);
+    assert!(!dir.join("_tokq_manifest.json").exists());
+    let m = manifest(&dir);
+    let file = read_output_file(&dir.join("_tokq_manifest.parquet"));
+    assert_eq!(file.num_rows(), 0);
+    assert_eq!(file.schema().fields(), read_output(&dir).batch.schema().fields(), "the manifest has the parts' schema");
+    // `tokq manifest DIR` prints the same JSON.
+    let printed: serde_json::Value = serde_json::from_str(&tokq_ok(&["manifest", dir.to_str().unwrap()])).unwrap();
+    assert_eq!(printed, m);
+    assert_eq!((m["rows"].as_u64(), m["format_version"].as_u64()), (Some(200), Some(2)));
+    let err = tokq_err(&["manifest", tmp.path().to_str().unwrap()]);
+    assert!(err.contains("has no _tokq_manifest.parquet"), "{err}");
 }

@@ -55,7 +55,7 @@ fn a_rerun_reads_an_input_rewritten_at_the_same_size_and_rewrites_a_damaged_part
     // The same bytes as a run that never saw the first attempt.
     job.clear();
     job.run(&["--partitions", "2"], &[]);
-    assert!(job.snapshot() == resumed, "the rerun kept output of the input as it was, or the zeroed part");
+    assert_same_files(&job.snapshot(), &resumed, "the rerun kept output of the input as it was, or the zeroed part");
 }
 
 /// A syscall `strace -f -y` printed: its name, its quoted paths, and the paths of its fds.
@@ -113,8 +113,8 @@ fn parts_and_manifest_reach_the_disk_before_the_names_that_publish_them() {
     let syncs = |c: &Call, path: &str| c.name.starts_with("fsync") && c.fds.iter().any(|p| p == path);
     let renamed_to = |name: &str| calls.iter().position(|c| c.name.starts_with("rename") && c.names.last().is_some_and(|p| p == name));
 
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(job.out.join("_tokq_manifest.json")).unwrap()).unwrap();
-    let manifest_at = renamed_to(&format!("{out_dir}/_tokq_manifest.json")).expect("the manifest is renamed into place");
+    let manifest = manifest(&job.out);
+    let manifest_at = renamed_to(&format!("{out_dir}/_tokq_manifest.parquet")).expect("the manifest is renamed into place");
     for f in manifest["files"].as_array().unwrap() {
         let name = format!("{out_dir}/{}", f["path"].as_str().unwrap());
         let at = renamed_to(&name).unwrap_or_else(|| panic!("{name} is renamed into place"));
@@ -122,7 +122,7 @@ fn parts_and_manifest_reach_the_disk_before_the_names_that_publish_them() {
         assert!(calls[..at].iter().any(|c| syncs(c, from)), "{from} is synced before it is renamed to {name}");
         assert!(calls[at..manifest_at].iter().any(|c| syncs(c, &out_dir)), "the folder is synced after {name} appears and before the manifest");
     }
-    let manifest_path = format!("{out_dir}/_tokq_manifest.json");
+    let manifest_path = format!("{out_dir}/_tokq_manifest.parquet");
     assert!(calls[manifest_at..].iter().any(|c| syncs(c, &manifest_path)), "the manifest itself is synced");
     assert!(calls[manifest_at..].iter().any(|c| syncs(c, &out_dir)), "the manifest's name is synced");
 }

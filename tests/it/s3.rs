@@ -74,8 +74,7 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
     // Fetch the output and compare with a local run of the same tokenizer file.
     let remote = tmp.path().join("remote");
     std::fs::create_dir_all(&remote).unwrap();
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&store.get(&Path::from("out/_tokq_manifest.json")).await.unwrap().bytes().await.unwrap()).unwrap();
+    let manifest = manifest_of(store.get(&Path::from("out/_tokq_manifest.parquet")).await.unwrap().bytes().await.unwrap());
     for f in manifest["files"].as_array().unwrap() {
         let name = f["path"].as_str().unwrap();
         let bytes = store.get(&Path::from(format!("out/{name}"))).await.unwrap().bytes().await.unwrap();
@@ -141,7 +140,7 @@ async fn an_output_on_s3_is_locked_by_a_conditional_create() {
     store.delete(&lock).await.unwrap();
     let out = run();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(store.head(&Path::from("locked/_tokq_manifest.json")).await.is_ok());
+    assert!(store.head(&Path::from("locked/_tokq_manifest.parquet")).await.is_ok());
     assert!(store.head(&lock).await.is_err(), "the lock is released");
 }
 
@@ -156,8 +155,8 @@ mod on_a_cluster {
 
     async fn download(store: &Arc<dyn ObjectStore>, prefix: &str, to: &std::path::Path) -> Vec<Vec<u8>> {
         std::fs::create_dir_all(to).unwrap();
-        let manifest = store.get(&Path::from(format!("{prefix}/_tokq_manifest.json"))).await.unwrap().bytes().await.unwrap();
-        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        let manifest = store.get(&Path::from(format!("{prefix}/_tokq_manifest.parquet"))).await.unwrap().bytes().await.unwrap();
+        let m = manifest_of(manifest.clone());
         let mut all = vec![manifest.to_vec()];
         for f in m["files"].as_array().unwrap() {
             let name = f["path"].as_str().unwrap();

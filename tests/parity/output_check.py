@@ -1,32 +1,133 @@
-"""tokq's Parquet output opens as it is in pyarrow and DuckDB, with footer metadata and lineage.
+"""Every shipped recipe's output folders open as they are in DuckDB, Polars, pyarrow and Hugging Face
+`datasets`, each in its idiomatic form, and agree with the manifest; the footers carry tokq's
+metadata and the outputs keep lineage.
 
-    python tests/parity/output_check.py OUTPUT_DIR
+    python tests/parity/output_check.py --tokq PATH --shared ../shared --out DIR
+
+Runs every recipe in queries/ (models and lists from the environment CI sets: TOKQ_TEST_LID176,
+TOKQ_TEST_DATATROVE_ASSETS, TOKQ_TEST_PSL; a fastText quality model is trained here), then opens
+every folder a recipe's COPY wrote.
 """
-import glob, json, os, sys
+import argparse, glob, json, os, subprocess, sys
 
 import duckdb
+import polars as pl
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-out = sys.argv[1]
-files = sorted(glob.glob(os.path.join(out, "*.parquet")))
-assert files, f"no parquet files in {out}"
-manifest = json.load(open(os.path.join(out, "_tokq_manifest.json")))
-assert [f["path"] for f in manifest["files"]] == [os.path.basename(f) for f in files]
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+import datasets  # noqa: E402  (after the offline switch)
 
-table = pq.read_table(out)
-assert table.schema.field("input_ids").type == pa.list_(pa.field("item", pa.uint32(), nullable=False)), table.schema
-for col in ("doc_id", "_source", "_row", "n_tokens"):
-    assert col in table.column_names, col
-meta = {k.decode(): v.decode() for k, v in pq.ParquetFile(files[0]).metadata.metadata.items()}
-for key in ("tokq.format_version", "tokq.tokenizer", "tokq.recipe_sha256", "tokq.version"):
-    assert key in meta, key
-tok = json.loads(meta["tokq.tokenizer"])
-assert tok and all(len(t["sha256"]) == 64 for t in tok), tok
+datasets.disable_progress_bars()
+datasets.logging.set_verbosity_error()
 
-rows, tokens, lens = duckdb.sql(
-    f"SELECT count(*), sum(n_tokens), sum(len(input_ids)) FROM read_parquet('{out}/*.parquet')").fetchone()
-assert rows == manifest["rows"] == table.num_rows, (rows, manifest["rows"])
-assert tokens == lens == manifest["tokens"], (tokens, lens, manifest["tokens"])
-print(f"ok output {out}: {rows} rows, {tokens} tokens; pyarrow and duckdb agree with the manifest; "
-      f"metadata {sorted(meta)}")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def quality_model(shared, work):
+    """A small fastText classifier with the labels dclm.sql asks for, trained on 2,000 Wikipedia
+    articles (the bundled sample is too small: fastText's training hits NaN on it now and then)."""
+    import fasttext, gzip, itertools
+
+    train = os.path.join(work, "quality.train")
+    with gzip.open(os.path.join(shared, "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"), "rt") as src, \
+            open(train, "w") as f:
+        for i, line in enumerate(itertools.islice(src, 2000)):
+            text = json.loads(line)["text"].replace("\n", " ")
+            f.write(f"__label__{'hq' if i % 2 else 'cc'} {text}\n")
+    model = os.path.join(work, "quality.bin")
+    fasttext.train_supervised(input=train, epoch=3, dim=16, bucket=200_000, thread=1, seed=1, verbose=0, loss="ova").save_model(model)
+    return model
+
+
+def recipes(shared, work):
+    """(recipe, its --set parameters) for every recipe in queries/, outputs under work/."""
+    lid = os.environ["TOKQ_TEST_LID176"]
+    assets = os.environ["TOKQ_TEST_DATATROVE_ASSETS"]
+    web = {"input": os.path.join(shared, "corpora/web-html/trafilatura-eval.warc.gz"), "lid_model": lid,
+           "url_lists": assets, "psl": os.environ["TOKQ_TEST_PSL"]}
+    extra = {"fineweb-lid": {"lid_model": lid}, "fineweb2-lid": {"lid_model": lid},
+             "dclm": {"quality_model": quality_model(shared, work)}, "fineweb-cc": web,
+             "dedup": {"work": os.path.join(work, "dedup-work") + "/"}}
+    found = sorted(glob.glob(os.path.join(REPO, "queries/*.sql")))
+    assert found, "no recipes in queries/"
+    for path in found:
+        name = os.path.basename(path)[:-4]
+        params = {"output": f"{work}/{name}/", **extra.get(name, {})}
+        if "${rejects" in open(path).read():
+            params["rejects"] = f"{work}/{name}-rejects/"
+        yield path, params
+
+
+def written_folders(work):
+    return sorted(os.path.dirname(m) for m in glob.glob(os.path.join(work, "**/_tokq_manifest.parquet"), recursive=True))
+
+
+def manifest_of(folder):
+    return json.loads(pq.ParquetFile(os.path.join(folder, "_tokq_manifest.parquet")).metadata.metadata[b"tokq.manifest"])
+
+
+def check(folder):
+    m = manifest_of(folder)
+    rows = m["rows"]
+    parts = sorted(os.path.basename(p) for p in glob.glob(os.path.join(folder, "part-*.parquet")))
+    assert [f["path"] for f in m["files"]] == parts, (folder, m["files"], parts)
+    counts = {
+        "duckdb 'dir/*'": duckdb.sql(f"SELECT count(*) FROM read_parquet('{folder}/*')").fetchone()[0],
+        "duckdb 'dir/**'": duckdb.sql(f"SELECT count(*) FROM read_parquet('{folder}/**')").fetchone()[0],
+        "duckdb 'dir/*.parquet'": duckdb.sql(f"SELECT count(*) FROM '{folder}/*.parquet'").fetchone()[0],
+        "polars scan_parquet('dir/')": pl.scan_parquet(folder + "/").select(pl.len()).collect().item(),
+        "pyarrow dataset": ds.dataset(folder, format="parquet").count_rows(),
+        "pyarrow read_table": pq.read_table(folder).num_rows,
+    }
+    # datasets cannot make a split of no rows ("corresponds to no data"), from any files.
+    if rows:
+        counts["datasets load_dataset(dir)"] = datasets.load_dataset(folder, split="train").num_rows
+        counts["datasets data_files 'dir/*'"] = datasets.load_dataset("parquet", data_files=folder + "/*", split="train").num_rows
+    wrong = {k: v for k, v in counts.items() if v != rows}
+    assert not wrong, f"{folder}: the manifest has {rows} rows, these readers disagree: {wrong}"
+    for part in parts:
+        meta = {k.decode(): v.decode() for k, v in pq.ParquetFile(os.path.join(folder, part)).metadata.metadata.items()}
+        for key in ("tokq.format_version", "tokq.tokenizer", "tokq.recipe_sha256", "tokq.version"):
+            assert key in meta, (folder, part, key)
+    return rows
+
+
+def check_tokens(folder):
+    """Token ids and their counts agree between pyarrow, DuckDB and the manifest."""
+    m = manifest_of(folder)
+    table = pq.read_table(folder)
+    assert table.schema.field("input_ids").type == pa.list_(pa.field("item", pa.uint32(), nullable=False)), table.schema
+    for col in ("doc_id", "_source", "_row"):
+        assert col in table.column_names, (folder, col)
+    tokens, lens = duckdb.sql(f"SELECT sum(n_tokens), sum(len(input_ids)) FROM read_parquet('{folder}/*')").fetchone()
+    assert tokens == lens == m["tokens"], (tokens, lens, m["tokens"])
+    tok = json.loads(pq.ParquetFile(os.path.join(folder, m["files"][0]["path"])).metadata.metadata[b"tokq.tokenizer"])
+    assert tok and all(len(t["sha256"]) == 64 for t in tok), tok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tokq", required=True)
+    ap.add_argument("--shared", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    for path, params in recipes(os.path.abspath(a.shared), a.out):
+        sets = [x for k, v in params.items() for x in ("--set", f"{k}={v}")]
+        subprocess.run([a.tokq, "run", path, "--quiet", *sets], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    folders = written_folders(a.out)
+    rel = {os.path.relpath(f, a.out) for f in folders}
+    missing = {"quickstart", "pipeline", "pipeline-rejects", "pack", "dedup", "dedup-rejects", "dedup-work/signed",
+               "fineweb-cc", "fineweb-cc-rejects", "dclm", "fineweb2-lid"} - rel
+    assert not missing, f"no output in {sorted(missing)}; written: {sorted(rel)}"
+    for folder in folders:
+        print(f"ok {os.path.relpath(folder, a.out)}: {check(folder)} rows in every reader")
+    check_tokens(os.path.join(a.out, "quickstart"))
+    print(f"ok {len(folders)} output folders of {len(glob.glob(os.path.join(REPO, 'queries/*.sql')))} recipes open in "
+          "DuckDB, Polars, pyarrow and datasets as they are")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,6 +40,11 @@ enum Cmd {
         /// As given to tokenize(): a tokenizer.json path or URI, tiktoken:NAME, tiktoken:PATH#PATTERN.
         spec: String,
     },
+    /// Print an output folder's manifest as JSON: its files, rows, tokens, tokenizers, layout.
+    Manifest {
+        /// The folder a COPY wrote (local path or s3://...).
+        dir: String,
+    },
     /// List tokq's functions, or print the full function reference as Markdown.
     Functions {
         /// The reference with every function's arguments and example, as in docs/reference/functions.md.
@@ -276,6 +281,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("fallback {reason}");
             }
         }
+        Cmd::Manifest { dir } => {
+            let manifest = tokq_engine::sink::manifest::read(&dir).map_err(|e| anyhow::anyhow!(tokq_engine::runner::root_cause(&e)))?;
+            println!("{}", serde_json::to_string_pretty(&manifest)?);
+        }
         Cmd::Functions { markdown } => {
             let ctx = local_context(SessionConfig::new())?;
             if markdown {
@@ -338,7 +347,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. });
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. });
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

@@ -19,7 +19,7 @@ use tokq_udfs::args::df;
 
 use super::exec::WRITER;
 use super::journal::JOURNAL_DIR;
-use super::manifest::{Manifest, FORMAT_KEY, MANIFEST_NAME};
+use super::manifest::{Manifest, FORMAT_KEY, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 use super::TMP_SUFFIX;
 
 /// The lock's file name in a target directory.
@@ -129,6 +129,7 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
     for meta in listed.objects {
         let Some(name) = meta.location.filename().map(str::to_string) else { continue };
         let own = name == MANIFEST_NAME
+            || name == LEGACY_MANIFEST_NAME
             || name == LOCK_NAME
             || (name.starts_with('.') && name.ends_with(TMP_SUFFIX))
             || (name.starts_with("part-")
@@ -162,7 +163,7 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
 async fn manifest_files(store: &Arc<dyn ObjectStore>, dir: &Path) -> Vec<String> {
     let Ok(got) = store.get(&dir.clone().join(MANIFEST_NAME)).await else { return Vec::new() };
     let Ok(bytes) = got.bytes().await else { return Vec::new() };
-    serde_json::from_slice::<Manifest>(&bytes).map_or(Vec::new(), |m| m.files.into_iter().map(|f| f.path).collect())
+    Manifest::decode(bytes).map_or(Vec::new(), |m| m.files.into_iter().map(|f| f.path).collect())
 }
 
 /// A Parquet file whose footer carries tokq's format key.

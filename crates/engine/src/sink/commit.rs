@@ -28,7 +28,7 @@ use crate::sink::table::SinkTable;
 use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
 use crate::sink::claim::Claim;
-use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, MANIFEST_NAME};
+use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
@@ -264,9 +264,11 @@ async fn write_claimed(
 ) -> Result<Written> {
     // A manifest lists finished files: the old one goes before any of them changes.
     for (s, d) in std::iter::once((&store, &dir)).chain(rejects.as_ref().map(|(s, d)| (s, d))) {
-        match s.delete(&d.clone().join(MANIFEST_NAME)).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(df(e)),
+        for name in [MANIFEST_NAME, LEGACY_MANIFEST_NAME] {
+            match s.delete(&d.clone().join(name)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(df(e)),
+            }
         }
     }
     let mut files = Vec::new();
@@ -314,7 +316,7 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
         bytes: files.iter().map(|f| f.bytes).sum(),
         files,
     };
-    let body = serde_json::to_vec_pretty(&manifest).map_err(df)?;
+    let body = manifest.encode(Arc::clone(&target.schema), target.props.clone())?;
     target.store.put(&target.dir.clone().join(MANIFEST_NAME), PutPayload::from(body)).await.map_err(df)?;
     journal::clear(&target.store, &target.dir, location).await?;
     Ok(manifest)

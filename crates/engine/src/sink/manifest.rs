@@ -1,14 +1,30 @@
-//! `_tokq_manifest.json`: what a pretokenized output holds. Written last, so its presence means
+//! `_tokq_manifest.parquet`: what a pretokenized output holds. Written last, so its presence means
 //! every file it lists is complete.
+//!
+//! The manifest is a Parquet file with the output's schema, no rows, and the manifest as JSON
+//! under the footer key [`MANIFEST_KEY`]: every reader that opens a folder or a glob of it (DuckDB
+//! `'dir/*'`, Polars `scan_parquet('dir/')`, which refuses a folder of mixed extensions, Hugging
+//! Face `datasets`, pyarrow, Spark) reads it as an empty part instead of failing on it.
 
+use bytes::Bytes;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::file::metadata::{KeyValue, ParquetMetaDataReader};
+use datafusion::parquet::file::properties::WriterProperties;
 use serde::{Deserialize, Serialize};
 use tokq_core::pack::PackOptions;
+use tokq_udfs::args::df;
 pub use crate::sink::{FileRecord, Layout};
 
 /// The manifest's file name in an output directory.
-pub const MANIFEST_NAME: &str = "_tokq_manifest.json";
-/// The output format's version; readers refuse other versions.
-pub const FORMAT_VERSION: u32 = 1;
+pub const MANIFEST_NAME: &str = "_tokq_manifest.parquet";
+/// Format version 1's JSON manifest: tokq's own file, replaced when the folder is written again.
+pub const LEGACY_MANIFEST_NAME: &str = "_tokq_manifest.json";
+/// The footer key of the manifest's JSON.
+pub const MANIFEST_KEY: &str = "tokq.manifest";
+/// The output format's version; readers refuse other versions. 2: the manifest is a Parquet file.
+pub const FORMAT_VERSION: u32 = 2;
 /// The Parquet footer key holding [`FORMAT_VERSION`] in every part file tokq writes.
 pub const FORMAT_KEY: &str = "tokq.format_version";
 
@@ -49,4 +65,38 @@ pub struct Manifest {
     pub bytes: u64,
     /// Every file, in name order.
     pub files: Vec<FileRecord>,
+}
+
+impl Manifest {
+    /// The manifest file: no rows, `schema`, and `props`' footer metadata plus the manifest.
+    pub fn encode(&self, schema: SchemaRef, props: WriterProperties) -> Result<Bytes> {
+        let json = serde_json::to_string_pretty(self).map_err(df)?;
+        let mut writer = ArrowWriter::try_new(Vec::new(), schema, Some(props))?;
+        writer.append_key_value_metadata(KeyValue::new(MANIFEST_KEY.to_string(), json));
+        Ok(Bytes::from(writer.into_inner()?))
+    }
+
+    /// Reads a manifest file's footer.
+    pub fn decode(file: Bytes) -> Result<Self> {
+        let meta = ParquetMetaDataReader::new().parse_and_finish(&file)?;
+        let json = meta
+            .file_metadata()
+            .key_value_metadata()
+            .and_then(|kv| kv.iter().find(|e| e.key == MANIFEST_KEY))
+            .and_then(|e| e.value.as_deref())
+            .ok_or_else(|| DataFusionError::Execution(format!("{MANIFEST_NAME} has no '{MANIFEST_KEY}' in its footer")))?;
+        serde_json::from_str(json).map_err(df)
+    }
+}
+
+/// The manifest of the output folder at `location` (a local path or URI).
+pub fn read(location: &str) -> Result<Manifest> {
+    let file = format!("{}/{MANIFEST_NAME}", location.trim_end_matches('/'));
+    match crate::store::read_bytes(&file) {
+        Ok(bytes) => Manifest::decode(Bytes::from(bytes)),
+        Err(tokq_core::TokqError::Io { .. }) => Err(DataFusionError::Plan(format!(
+            "'{location}' has no {MANIFEST_NAME}: the run writing there has not finished, or it is not a folder tokq wrote"
+        ))),
+        Err(e) => Err(df(e)),
+    }
 }
