@@ -96,6 +96,18 @@ fn unknown_parameter_and_missing_recipe_are_one_clear_line() {
 }
 
 #[test]
+fn a_mistyped_set_name_and_a_folder_glued_to_a_path_fail_before_anything_is_written() {
+    // Both used to run: the first wrote to the default output, the second to 'out/wsigned/'.
+    let d = tempfile::tempdir().unwrap();
+    let err = tokq_err(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("outptu={}/o/", d.path().display())]);
+    assert!(err.contains("--set outptu=...: queries/quickstart.sql has no parameter '${outptu}' (its parameters: input, output, tokenizer)"), "{err}");
+    let work = format!("work={}/w", d.path().display());
+    let err = tokq_err(&["run", "queries/dedup.sql", "--quiet", "--set", &work, "--set", &format!("output={}/o/", d.path().display())]);
+    assert!(err.contains("'${work}' is followed by 'signed/'") && err.contains(&format!("pass --set {work}/")), "{err}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing was written");
+}
+
+#[test]
 fn a_megabyte_whitespace_run_is_encoded_by_tokq_and_one_clear_line_on_the_reference() {
     let d = tempfile::tempdir().unwrap();
     let text = " ".repeat(1_000_000) + "x";

@@ -28,7 +28,10 @@ impl Job {
 
     pub fn args(&self) -> Vec<String> {
         let mut a = vec!["run".to_string(), self.recipe.display().to_string(), "--quiet".into()];
-        for (k, v) in [("input", self.input.clone()), ("output", format!("{}/", self.out.display())), ("rejects", format!("{}/", self.rejects.display()))] {
+        let sets = [("input", self.input.clone()), ("output", format!("{}/", self.out.display())), ("rejects", format!("{}/", self.rejects.display()))];
+        // Only the parameters the recipe has: tokq refuses the others.
+        let recipe = std::fs::read_to_string(&self.recipe).unwrap();
+        for (k, v) in sets.into_iter().filter(|(k, _)| recipe.contains(&format!("${{{k}"))) {
             a.push("--set".into());
             a.push(format!("{k}={v}"));
         }

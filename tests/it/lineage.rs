@@ -172,3 +172,53 @@ fn tokq_output_read_again_is_written_again_in_every_layout() {
     assert!(again.iter().all(|l| l.contains("queries/data/sample")), "{}", again[0]);
     assert_eq!(sorted_rows(&tmp.path().join("again-packed")), sorted_rows(&tmp.path().join("packed")));
 }
+
+#[test]
+fn files_with_different_columns_merge_by_name_and_a_type_conflict_names_both_files() {
+    // Reading Reuters and Wikipedia together turned Wikipedia's metadata.title and url into NULL.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("in")).unwrap();
+    write(&d.join("in"), "a.jsonl", "{\"id\":\"r1\",\"text\":\"x\",\"metadata\":{\"date\":\"1987\"},\"n\":1}\n");
+    write(&d.join("in"), "b.jsonl", "{\"id\":\"w1\",\"text\":\"y\",\"url\":\"http://u\",\"metadata\":{\"title\":\"T\"},\"n\":1.5}\n");
+    let recipe = write(
+        d,
+        "r.sql",
+        format!(
+            "COPY (SELECT id, url, metadata['title'] AS title, metadata['date'] AS date, n, _source, _row FROM read_jsonl('{}/in/*.jsonl')) TO '{}/o/' STORED AS PARQUET;",
+            d.display(),
+            d.display()
+        ),
+    );
+    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
+    let b = read_output(&d.join("o")).batch;
+    let mut got: Vec<Vec<Option<String>>> = (0..b.num_rows()).map(|i| ["id", "url", "title", "date", "n"].iter().map(|c| strings(&b, c)[i].clone()).collect()).collect();
+    got.sort();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(got, vec![vec![s("r1"), None, None, s("1987"), s("1.0")], vec![s("w1"), s("http://u"), s("T"), None, s("1.5")]]);
+    // The same column as text in one file and a number in another.
+    write(&d.join("in"), "c.jsonl", "{\"id\":7,\"text\":\"z\"}\n");
+    let err = tokq_err(&["run", recipe.to_str().unwrap(), "--quiet"]);
+    assert!(err.contains("column 'id' is Utf8 in file://") && err.contains("/in/a.jsonl and Int64 in file://") && err.contains("/in/c.jsonl"), "{err}");
+}
+
+#[test]
+fn bz2_and_xz_inputs_are_read_and_other_compressions_are_named() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("in")).unwrap();
+    let lines = "{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"b\",\"text\":\"two\"}\n";
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    bz.write_all(lines.as_bytes()).unwrap();
+    write(&d.join("in"), "x.jsonl.bz2", bz.finish().unwrap());
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    xz.write_all(lines.as_bytes()).unwrap();
+    write(&d.join("in"), "y.jsonl.xz", xz.finish().unwrap());
+    let recipe = write(d, "r.sql", format!("SELECT count(*) AS n, count(DISTINCT _source) AS files FROM read_jsonl('{}/in/*');", d.display()));
+    let out = tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
+    assert!(out.lines().any(|l| l.contains("| 4 ") && l.contains("| 2 ")), "{out}");
+    write(&d.join("in"), "z.jsonl.lz4", "not really lz4");
+    let err = tokq_err(&["run", recipe.to_str().unwrap(), "--quiet"]);
+    assert!(err.contains("z.jsonl.lz4: '.lz4' compression is not supported (tokq reads .gz, .zst, .bz2 and .xz)"), "{err}");
+}

@@ -23,6 +23,12 @@ pub enum TokqError {
     #[error("{uri}: {cause}")]
     Io { uri: String, cause: String },
 
+    #[error("{uri}: '.{extension}' compression is not supported (tokq reads .gz, .zst, .bz2 and .xz): recompress the file, for example with zstd")]
+    UnsupportedCompression { uri: String, extension: String },
+
+    #[error("column '{column}' is {first_type} in {first_file} and {other_type} in {other_file}: give it one type in every file, or read them with separate read_* calls")]
+    SchemaConflict { column: String, first_type: String, first_file: String, other_type: String, other_file: String },
+
     /// A cluster node started with `--allow-root` was asked for a path outside its roots.
     #[error("{path} is outside this node's allowed roots ({roots}); move the data inside them, or start the scheduler and executors with --allow-root for it")]
     OutsideRoots { path: String, roots: String },

@@ -14,6 +14,13 @@ pub enum RecipeError {
     Unterminated { file: String, line: usize },
     #[error("{file}:{line}: '${{{name}}}' has the default '{default}' here and '{earlier}' earlier: give it once")]
     ConflictingDefault { file: String, line: usize, name: String, default: String, earlier: String },
+    #[error("--set {name}=...: {file} has no parameter '${{{name}}}' (its parameters: {known})")]
+    UnusedSet { file: String, name: String, known: String },
+    #[error(
+        "{file}:{line}: '${{{name}}}' is followed by '{after}', so its value must end with '/' as its default '{default}' does, \
+         or the paths run together; pass --set {name}={value}/"
+    )]
+    GluedPath { file: String, line: usize, name: String, after: String, default: String, value: String },
     #[error("{file}: no SQL statements in the recipe")]
     Empty { file: String },
     #[error(
@@ -157,6 +164,13 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Resul
             _ => {}
         }
     }
+    if let Some(unused) = params.keys().find(|k| !found.iter().any(|p| p.name == k.as_str())) {
+        let mut known: Vec<&str> = found.iter().map(|p| p.name).collect();
+        known.sort();
+        known.dedup();
+        let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+        return Err(RecipeError::UnusedSet { file: path.to_string(), name: unused.clone(), known });
+    }
     let mut out = String::with_capacity(raw.len());
     let mut at = 0;
     for p in &found {
@@ -169,6 +183,19 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Resul
             Context::Text | Context::Identifier => v.contains(['\n', '\r']),
             Context::Code => v.contains(['\'', '"', ';', '\n', '\r']) || v.contains("--") || v.contains("/*"),
         };
+        // `'${work:-out/w/}signed/'` with --set work=out/x would write to 'out/xsigned/'.
+        let after: String = raw[p.span.end..].chars().take_while(|c| !matches!(c, '\'' | '"' | '$' | '\n' | ' ')).collect();
+        let default = defaults.get(p.name).copied().unwrap_or_default();
+        if default.ends_with('/') && !v.ends_with('/') && !after.is_empty() && !after.starts_with('/') {
+            return Err(RecipeError::GluedPath {
+                file: path.to_string(),
+                line: p.line,
+                name: p.name.to_string(),
+                after,
+                default: default.to_string(),
+                value: v.to_string(),
+            });
+        }
         if unsafe_here {
             return Err(RecipeError::UnsafeValue { file: path.to_string(), line: p.line, name: p.name.to_string(), value: v.to_string() });
         }
@@ -293,14 +320,33 @@ mod tests {
         assert_eq!(r.statements.len(), 2);
         assert_eq!(r.statements[0].sql, "SELECT 'it''s; a \"dir\"' AS \"it's; a \"\"dir\"\"\", 7 -- it's; a \"dir\" a b");
         assert_eq!((r.statements[1].number, r.statements[1].line), (2, 3));
-        for sql in ["SELECT 1;\nSELECT ${dir}", "SELECT 1;\nSELECT '${multi}'"] {
-            let e = Recipe::parse("r.sql", sql, &p).unwrap_err();
+        for (sql, name) in [("SELECT 1;\nSELECT ${dir}", "dir"), ("SELECT 1;\nSELECT '${multi}'", "multi")] {
+            let e = Recipe::parse("r.sql", sql, &p.iter().filter(|(k, _)| *k == name).map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_err();
             assert!(matches!(e, RecipeError::UnsafeValue { line: 2, .. }), "{e}");
             assert!(e.to_string().starts_with("r.sql:2: the value of '${"), "{e}");
         }
         // Quotes doubled inside a literal, and block comments, do not confuse the context.
         let r = Recipe::parse("r.sql", "SELECT 'a''b', /* ' */ '${n}'", &params(&[("n", "x'y")])).unwrap();
         assert_eq!(r.statements[0].sql, "SELECT 'a''b', /* ' */ 'x''y'");
+    }
+
+    #[test]
+    fn a_set_name_the_recipe_does_not_use_is_refused() {
+        let e = Recipe::parse("r.sql", "COPY (SELECT 1) TO '${output:-out/x/}'", &params(&[("outptu", "o/")])).unwrap_err();
+        assert_eq!(e.to_string(), "--set outptu=...: r.sql has no parameter '${outptu}' (its parameters: output)");
+    }
+
+    #[test]
+    fn a_folder_value_glued_to_more_path_is_refused() {
+        let sql = "SELECT '${work:-out/w/}signed/';\nSELECT '${work}sources/', '${work}'";
+        let e = Recipe::parse("r.sql", sql, &params(&[("work", "out/x")])).unwrap_err();
+        assert!(matches!(e, RecipeError::GluedPath { line: 1, .. }), "{e}");
+        assert!(e.to_string().contains("'${work}' is followed by 'signed/'") && e.to_string().ends_with("pass --set work=out/x/"), "{e}");
+        let r = Recipe::parse("r.sql", sql, &params(&[("work", "out/x/")])).unwrap();
+        assert_eq!(r.statements[1].sql, "SELECT 'out/x/sources/', 'out/x/'");
+        // A value used alone, or a default that is no folder, is taken as it is.
+        assert!(Recipe::parse("r.sql", "SELECT '${o:-out/q/}'", &params(&[("o", "out/z")])).is_ok());
+        assert!(Recipe::parse("r.sql", "SELECT '${n:-a}.parquet'", &params(&[("n", "b")])).is_ok());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
 use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
 use datafusion::parquet::file::metadata::ParquetMetaData;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncBufReadExt;
@@ -24,11 +24,13 @@ use super::files::FileRef;
 use super::warc::{Rows, WarcRows};
 use super::warc_records::Records;
 use super::source::Count;
-use super::{jsonl, progress, source, BATCH_BYTES};
+use super::{jsonl, merge, progress, source, BATCH_BYTES};
 use tokq_core::error::{Result, TokqError};
 use datafusion::error::{DataFusionError, Result as DfResult};
 
 const CSV_INFER_BYTES: usize = 1 << 20;
+/// Files whose schemas are read at the same time when a read is planned.
+const INFER_FILES_AT_ONCE: usize = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Format {
@@ -59,47 +61,68 @@ impl Format {
         }
     }
 
-    /// The schema of the first file that yields one.
+    /// The schema of the files, merged by column name ([`merge`]): each file's is read (its
+    /// footer, header or first lines), a few files at a time.
     pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<Schema> {
         if let Format::Warc(rows) = self {
             return Ok(rows.schema());
         }
-        for file in files.iter().filter(|f| f.size > 0) {
-            let found = match self {
-                Format::Jsonl => jsonl::infer(source::open(store, file, Count::Peek).await?, &file.uri).await?,
-                Format::Csv { has_header } => {
-                    let mut reader = source::open(store, file, Count::Peek).await?;
-                    let mut head = Vec::new();
-                    while head.len() < CSV_INFER_BYTES {
-                        let buf = reader.fill_buf().await.map_err(|e| io(file, e))?;
-                        if buf.is_empty() {
-                            break;
-                        }
-                        head.extend_from_slice(buf);
-                        let n = buf.len();
-                        reader.consume(n);
-                    }
-                    if let Some(end) = head.iter().rposition(|&b| b == b'\n').filter(|_| head.len() >= CSV_INFER_BYTES) {
-                        head.truncate(end + 1);
-                    }
-                    let (schema, _) = csv::reader::Format::default()
-                        .with_header(*has_header)
-                        .infer_schema(Cursor::new(head), Some(1000))
-                        .map_err(|e| io(file, e))?;
-                    Some(schema)
-                }
-                Format::Parquet => {
-                    let reader = ParquetObjectReader::new(Arc::clone(store), file.path()?).with_file_size(file.size);
-                    let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e))?;
-                    Some(builder.schema().as_ref().clone())
-                }
-                Format::Warc(rows) => Some(rows.schema()),
-            };
-            if let Some(schema) = found.filter(|s| !s.fields().is_empty()) {
-                return Ok(schema);
-            }
+        let found: Vec<Option<Schema>> = futures::stream::iter(files.iter().filter(|f| f.size > 0).map(|file| self.file_schema(store, file)))
+            .buffered(INFER_FILES_AT_ONCE)
+            .try_collect()
+            .await?;
+        let found: Vec<(String, Schema)> = files
+            .iter()
+            .filter(|f| f.size > 0)
+            .zip(found)
+            .filter_map(|(f, s)| Some((f.uri.clone(), s.filter(|s| !s.fields().is_empty())?)))
+            .collect();
+        if found.is_empty() {
+            return Err(TokqError::EmptyInput(files.first().map(|f| f.uri.clone()).unwrap_or_default()));
         }
-        Err(TokqError::EmptyInput(files.first().map(|f| f.uri.clone()).unwrap_or_default()))
+        if let (Format::Csv { .. }, Some(other)) = (self, found.iter().find(|(_, s)| s.fields() != found[0].1.fields())) {
+            // CSV columns are positional: files with other headers cannot share one decoder.
+            let names = |s: &Schema| s.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(",");
+            return Err(TokqError::Io {
+                uri: other.0.clone(),
+                cause: format!("its columns ({}) differ from those of {} ({}); read such files with separate read_csv calls", names(&other.1), found[0].0, names(&found[0].1)),
+            });
+        }
+        merge::merge(&found)
+    }
+
+    /// One file's own schema; `None` when it has no rows to infer one from.
+    async fn file_schema(&self, store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<Option<Schema>> {
+        Ok(match self {
+            Format::Jsonl => jsonl::infer(source::open(store, file, Count::Peek).await?, &file.uri).await?,
+            Format::Csv { has_header } => {
+                let mut reader = source::open(store, file, Count::Peek).await?;
+                let mut head = Vec::new();
+                while head.len() < CSV_INFER_BYTES {
+                    let buf = reader.fill_buf().await.map_err(|e| io(file, e))?;
+                    if buf.is_empty() {
+                        break;
+                    }
+                    head.extend_from_slice(buf);
+                    let n = buf.len();
+                    reader.consume(n);
+                }
+                if let Some(end) = head.iter().rposition(|&b| b == b'\n').filter(|_| head.len() >= CSV_INFER_BYTES) {
+                    head.truncate(end + 1);
+                }
+                let (schema, _) = csv::reader::Format::default()
+                    .with_header(*has_header)
+                    .infer_schema(Cursor::new(head), Some(1000))
+                    .map_err(|e| io(file, e))?;
+                Some(schema)
+            }
+            Format::Parquet => {
+                let reader = ParquetObjectReader::new(Arc::clone(store), file.path()?).with_file_size(file.size);
+                let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e))?;
+                Some(builder.schema().as_ref().clone())
+            }
+            Format::Warc(rows) => Some(rows.schema()),
+        })
     }
 
     /// Sends the file's batches to `tx`; returns false when the receiver has gone away.
@@ -167,9 +190,7 @@ impl Format {
                     .map_err(|e| io(file, e)).df()?;
                 progress::add_bytes(file.size);
                 while let Some(batch) = stream.try_next().await.map_err(|e| io(file, e)).df()? {
-                    let batch = batch.with_schema(Arc::clone(schema)).map_err(|e| {
-                        io(file, format!("schema differs from the first file's: {e}"))
-                    }).df()?;
+                    let batch = merge::conform(&batch, schema).map_err(|e| io(file, format!("cannot read it in the files' merged schema: {e}"))).df()?;
                     if tx.send(Ok(emit(batch, None, 0)?)).await.is_err() {
                         return Ok(false);
                     }

@@ -5,6 +5,7 @@ pub(crate) mod files;
 pub(crate) mod format;
 pub(crate) mod json_escapes;
 pub(crate) mod jsonl;
+pub(crate) mod merge;
 pub mod progress;
 pub(crate) mod scan;
 pub(crate) mod source;

@@ -3,7 +3,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use async_compression::tokio::bufread::{GzipDecoder, ZstdDecoder};
+use async_compression::tokio::bufread::{BzDecoder, GzipDecoder, XzDecoder, ZstdDecoder};
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::io::{AsyncBufRead, BufReader};
@@ -42,11 +42,25 @@ pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count
     Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
 }
 
-/// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, or plain).
+/// Extensions of compressions tokq does not read, refused by name rather than read as text.
+const UNSUPPORTED: [&str; 8] = ["lz4", "br", "zip", "7z", "snappy", "lzma", "Z", "sz"];
+
+/// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, `.bz2`, `.xz`, or plain).
 pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
-    let raw = open_raw(store, file, count).await?;
     let uri = file.uri.as_str();
-    Ok(if uri.ends_with(".gz") {
+    if let Some(ext) = UNSUPPORTED.iter().find(|e| uri.strip_suffix(**e).is_some_and(|rest| rest.ends_with('.'))) {
+        return Err(TokqError::UnsupportedCompression { uri: uri.to_string(), extension: ext.to_string() });
+    }
+    let raw = open_raw(store, file, count).await?;
+    Ok(if uri.ends_with(".bz2") {
+        let mut d = BzDecoder::new(raw);
+        d.multiple_members(true);
+        Box::pin(BufReader::with_capacity(READ_BUFFER, d))
+    } else if uri.ends_with(".xz") {
+        let mut d = XzDecoder::new(raw);
+        d.multiple_members(true);
+        Box::pin(BufReader::with_capacity(READ_BUFFER, d))
+    } else if uri.ends_with(".gz") {
         let mut d = GzipDecoder::new(raw);
         d.multiple_members(true);
         Box::pin(BufReader::with_capacity(READ_BUFFER, d))
