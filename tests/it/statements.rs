@@ -29,3 +29,74 @@ fn external_table_ctas_set_and_copy_from_a_table_name() {
     let rows = rows(&read_output(&d.path().join("out")).batch);
     assert_eq!(rows.iter().map(|r| (r.0.as_str(), r.2)).collect::<Vec<_>>(), vec![("a", 0), ("b", 2)]);
 }
+
+#[test]
+fn explain_describe_and_show_print_their_rows_as_in_datafusion_cli() {
+    // They printed nothing and exited 0.
+    let d = tempfile::tempdir().unwrap();
+    let r = write(d.path(), "r.sql", "CREATE VIEW v AS SELECT 1 AS a;\nEXPLAIN SELECT * FROM v;\nDESCRIBE v;\nSHOW TABLES;\nSHOW datafusion.execution.batch_size;\n");
+    let out = tokq_ok(&["run", r.to_str().unwrap(), "--quiet"]);
+    for want in ["| logical_plan  |", "| column_name | data_type | is_nullable |", "| a           | Int64     | NO          |", "| public             | v ", "| datafusion.execution.batch_size |"] {
+        assert!(out.contains(want), "{want} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn sql_runs_inline_or_standard_input_and_prints_csv_json_or_ndjson() {
+    let q = "SELECT n, s FROM (VALUES (1, 'a,b'), (2, NULL)) AS t(n, s) ORDER BY n";
+    assert_eq!(tokq_ok(&["sql", "-c", q, "--format", "csv"]), "n,s\n1,\"a,b\"\n2,\n");
+    assert_eq!(tokq_ok(&["sql", "-c", q, "--format", "json"]), "[{\"n\":1,\"s\":\"a,b\"},{\"n\":2}]\n");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(["sql", "-", "--format", "ndjson"])
+        .current_dir(repo_root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"SELECT count(*) AS n FROM read_jsonl('queries/data/sample.jsonl');").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "{\"n\":120}\n");
+    let err = tokq_err(&["sql", "-c", "SELECT nope(1)"]);
+    assert!(err.starts_with("tokq: <command>:1: statement 1 `SELECT nope(1)`"), "{err}");
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for (shell, marker) in [("bash", "complete -F _tokq"), ("zsh", "#compdef tokq"), ("fish", "complete -c tokq")] {
+        let script = tokq_ok(&["completions", shell]);
+        assert!(script.contains(marker) && script.contains("explain") && script.contains("stats-json"), "{shell}");
+    }
+}
+
+#[test]
+fn progress_in_a_log_is_plain_lines_per_statement_over_the_statements_own_input() {
+    // Redirected to a file, nothing appeared until the end; the bar's position was the run's
+    // bytes against the statement's total (`1.19 GiB/151.93 MiB`).
+    let d = tempfile::tempdir().unwrap();
+    let input = synthetic_corpus(&d.path().join("in"), 2, 4000);
+    let r = write(
+        d.path(),
+        "r.sql",
+        format!(
+            "COPY (SELECT id, _source, _row, tokenize(text, 'tiktoken:cl100k_base') AS input_ids FROM read_jsonl('{input}')) TO '{o}/a/' STORED AS PARQUET;\n\
+             COPY (SELECT id, _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids FROM read_jsonl('{input}')) TO '{o}/b/' STORED AS PARQUET;",
+            o = d.path().display()
+        ),
+    );
+    let out = tokq_within(&["run", r.to_str().unwrap()], &[("TOKQ_PROGRESS_SECONDS", "0.02")], 120);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("tokq: statement ")).collect();
+    for n in [1, 2] {
+        let mine: Vec<&&str> = lines.iter().filter(|l| l.starts_with(&format!("tokq: statement {n}/2: COPY to "))).collect();
+        assert!(!mine.is_empty(), "no progress line for statement {n}:\n{err}");
+        for l in mine {
+            // `X MB of Y MB (P%)`: never more than the statement's own input.
+            let pct: f64 = l.split(" MB (").nth(1).and_then(|r| r.split('%').next()).and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("{l}"));
+            assert!(pct <= 100.0, "{l}");
+            assert!(l.contains(" rows, ") && l.contains(" MB/s, "), "{l}");
+        }
+    }
+}

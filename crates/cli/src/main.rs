@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_engine::recipe::Recipe;
+use tokq_engine::results::ResultFormat;
 use tokq_engine::runner::Runner;
 use tokq_engine::session::{local_context, with_tokq};
 
@@ -19,7 +20,7 @@ mod roles;
 #[cfg(feature = "cluster")]
 mod watchdog;
 
-use report::{print_summary, TerminalProgress};
+use report::{print_summary, RunProgress};
 
 #[derive(Parser)]
 #[command(name = "tokq", version, about = "SQL recipes that turn raw text corpora into training-ready tokens")]
@@ -30,7 +31,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a recipe's statements in order.
+    /// Run a recipe's statements in order (`tokq sql -c "SELECT ..."` runs SQL given inline).
+    #[command(visible_alias = "sql")]
     Run(RunArgs),
     /// Print each statement's logical and physical plan without reading or writing data.
     Explain(RecipeArgs),
@@ -44,6 +46,10 @@ enum Cmd {
     Manifest {
         /// The folder a COPY wrote (local path or s3://...).
         dir: String,
+    },
+    /// Print a shell completion script: `tokq completions bash > /etc/bash_completion.d/tokq`.
+    Completions {
+        shell: clap_complete::Shell,
     },
     /// List tokq's functions, or print the full function reference as Markdown.
     Functions {
@@ -149,8 +155,12 @@ enum BadRow {
 
 #[derive(Args)]
 struct RecipeArgs {
-    /// The recipe: a file of DataFusion SQL statements.
-    recipe: PathBuf,
+    /// The recipe: a file of DataFusion SQL statements, or - for standard input.
+    #[arg(required_unless_present = "command", value_name = "RECIPE")]
+    recipe: Option<PathBuf>,
+    /// Statements to run, given here instead of a recipe file.
+    #[arg(short = 'c', long = "command", value_name = "SQL", conflicts_with = "recipe")]
+    command: Option<String>,
     /// Replace `${NAME}` in the recipe.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -186,6 +196,28 @@ struct RunArgs {
     /// Write run statistics as JSON to this file.
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// How SELECT, EXPLAIN, DESCRIBE and SHOW print their rows on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+}
+
+impl From<Format> for ResultFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => ResultFormat::Table,
+            Format::Csv => ResultFormat::Csv,
+            Format::Json => ResultFormat::Json,
+            Format::Ndjson => ResultFormat::Ndjson,
+        }
+    }
 }
 
 fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
@@ -194,8 +226,20 @@ fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
         let Some((k, v)) = kv.split_once('=') else { bail!("--set '{kv}': expected NAME=VALUE") };
         params.insert(k.trim().to_string(), v.to_string());
     }
-    let path = a.recipe.display().to_string();
-    let raw = std::fs::read_to_string(&a.recipe).with_context(|| format!("cannot read recipe '{path}'"))?;
+    let (path, raw) = match (&a.command, &a.recipe) {
+        (Some(sql), _) => ("<command>".to_string(), sql.clone()),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut raw = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut raw).context("cannot read the recipe from standard input")?;
+            ("<stdin>".to_string(), raw)
+        }
+        (None, Some(p)) => {
+            let path = p.display().to_string();
+            let raw = std::fs::read_to_string(p).with_context(|| format!("cannot read recipe '{path}'"))?;
+            (path, raw)
+        }
+        (None, None) => bail!("give a recipe file, - for standard input, or -c SQL"),
+    };
     Ok(Recipe::parse(&path, &raw, &params)?)
 }
 
@@ -243,8 +287,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Run(a) => {
             let recipe = load_recipe(&a.recipe)?;
             let ctx = context(&a.recipe).await?;
-            let bar = if a.quiet { None } else { TerminalProgress::new() };
+            let bar = (!a.quiet).then(RunProgress::new);
             let mut runner = Runner::new(&ctx, &recipe);
+            runner.format = a.format.into();
             if let Some(bar) = &bar {
                 runner.progress = bar;
             }
@@ -265,7 +310,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(e) = failed {
                 return Err(e.into());
             }
-            if !a.quiet {
+            // A run that read and wrote nothing (`tokq sql -c "SHOW TABLES"`) has no summary.
+            if !a.quiet && (stats.rows_read > 0 || !stats.outputs.is_empty() || !stats.components.is_empty()) {
                 print_summary(&stats, a.recipe.cluster.is_some());
             }
         }
@@ -280,6 +326,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(reason) = &t.fallback_reason {
                 println!("fallback {reason}");
             }
+        }
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tokq", &mut std::io::stdout());
         }
         Cmd::Manifest { dir } => {
             let manifest = tokq_engine::sink::manifest::read(&dir).map_err(|e| anyhow::anyhow!(tokq_engine::runner::root_cause(&e)))?;
@@ -347,7 +396,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. });
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. } | Cmd::Completions { .. });
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

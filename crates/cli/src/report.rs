@@ -8,46 +8,110 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokq_engine::lineage::progress;
 use tokq_engine::stats::{Progress, RunStats};
 
-/// A progress bar over the input bytes of each statement, shown only on a terminal.
-pub struct TerminalProgress {
-    live: Mutex<Option<(ProgressBar, tokio::task::JoinHandle<()>)>>,
+/// How progress is shown while a statement runs.
+enum Show {
+    /// A bar on a terminal.
+    Bar,
+    /// A plain line every so often, for logs (Slurm, Kubernetes, nohup).
+    Log(Duration),
 }
 
-impl TerminalProgress {
-    /// `None` when stderr is not a terminal: a log file gets the summary only.
-    pub fn new() -> Option<Self> {
-        std::io::stderr().is_terminal().then(|| Self { live: Mutex::new(None) })
+/// Each statement's progress over its own input bytes and rows: a bar on a terminal, plain lines
+/// when stderr is a file or a pipe.
+pub struct RunProgress {
+    show: Show,
+    live: Mutex<Option<(Option<ProgressBar>, tokio::task::JoinHandle<()>)>>,
+}
+
+/// Seconds between progress lines in a log; TOKQ_PROGRESS_SECONDS changes it.
+const LOG_EVERY: f64 = 10.0;
+
+impl RunProgress {
+    pub fn new() -> Self {
+        let show = if std::io::stderr().is_terminal() {
+            Show::Bar
+        } else {
+            let every = std::env::var("TOKQ_PROGRESS_SECONDS").ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(LOG_EVERY);
+            Show::Log(Duration::from_secs_f64(every))
+        };
+        Self { show, live: Mutex::new(None) }
     }
 }
 
-impl Progress for TerminalProgress {
+/// Decimal megabytes, as the summary counts them.
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// What a statement has read since it started.
+struct Since {
+    bytes: u64,
+    rows: u64,
+    at: Instant,
+}
+
+impl Since {
+    fn now() -> Self {
+        Self { bytes: progress::bytes_read(), rows: progress::rows_read(), at: Instant::now() }
+    }
+
+    /// Bytes, rows and seconds since then.
+    fn delta(&self) -> (u64, u64, f64) {
+        (progress::bytes_read().saturating_sub(self.bytes), progress::rows_read().saturating_sub(self.rows), self.at.elapsed().as_secs_f64().max(1e-3))
+    }
+
+    fn line(&self, label: &str, total: Option<u64>) -> String {
+        let (bytes, rows, secs) = self.delta();
+        let of = total.map_or(String::new(), |t| format!(" of {} ({:.0}%)", mb(t), 100.0 * bytes as f64 / t.max(1) as f64));
+        format!("tokq: {label}: {}{of}, {rows} rows, {:.1} MB/s, {:.0} rows/s, {secs:.0} s", mb(bytes), bytes as f64 / 1e6 / secs, rows as f64 / secs)
+    }
+}
+
+impl Progress for RunProgress {
     fn start(&self, label: &str, total_bytes: Option<u64>) {
-        let bar = match total_bytes {
-            Some(t) => ProgressBar::new(t).with_style(
-                ProgressStyle::with_template("{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            ),
-            None => ProgressBar::new_spinner(),
-        };
-        bar.set_prefix(label.to_string());
-        let b = bar.clone();
-        let started = Instant::now();
-        let ticker = tokio::spawn(async move {
-            loop {
-                b.set_position(progress::bytes_read());
-                let rows = progress::rows_read();
-                let secs = started.elapsed().as_secs_f64().max(1e-3);
-                b.set_message(format!("{rows} rows, {:.0} rows/s", rows as f64 / secs));
-                tokio::time::sleep(Duration::from_millis(200)).await;
+        let since = Since::now();
+        let label = label.to_string();
+        let (bar, ticker) = match self.show {
+            Show::Bar => {
+                let bar = match total_bytes {
+                    Some(t) => ProgressBar::new(t).with_style(
+                        ProgressStyle::with_template("{prefix} [{bar:30}] {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} eta {eta} {msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    ),
+                    None => ProgressBar::new_spinner(),
+                };
+                bar.set_prefix(label);
+                let b = bar.clone();
+                let ticker = tokio::spawn(async move {
+                    loop {
+                        let (bytes, rows, secs) = since.delta();
+                        b.set_position(bytes);
+                        b.set_message(format!("{rows} rows, {:.0} rows/s", rows as f64 / secs));
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                });
+                (Some(bar), ticker)
             }
-        });
+            // Short statements print nothing, so a quick run's log (or error) stays one line.
+            Show::Log(every) => (
+                None,
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(every).await;
+                        eprintln!("{}", since.line(&label, total_bytes));
+                    }
+                }),
+            ),
+        };
         *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some((bar, ticker));
     }
 
     fn finish(&self) {
         if let Some((bar, ticker)) = self.live.lock().unwrap_or_else(|p| p.into_inner()).take() {
             ticker.abort();
-            bar.finish_and_clear();
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
         }
     }
 }

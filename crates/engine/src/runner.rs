@@ -4,7 +4,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::empty::EmptyTable;
 use datafusion::error::{DataFusionError, Result};
@@ -21,6 +20,7 @@ use crate::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
+use crate::results::ResultFormat;
 use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats};
 use crate::sink::{self, ParquetTarget, PlanFacts};
 
@@ -60,6 +60,8 @@ pub struct Runner<'a> {
     pub recipe: &'a Recipe,
     /// Told when each statement starts and ends.
     pub progress: &'a dyn Progress,
+    /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed.
+    pub format: ResultFormat,
 }
 
 enum Kind {
@@ -156,7 +158,7 @@ struct Done {
 impl<'a> Runner<'a> {
     /// A runner that shows no progress.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress }
+        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default() }
     }
 
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
@@ -167,6 +169,12 @@ impl<'a> Runner<'a> {
             first_line: stmt.first_line().to_string(),
             cause: root_cause(&e),
         }
+    }
+
+    /// What progress calls a statement: `statement 3/9: COPY to out/dedup/`.
+    fn label(&self, stmt: &Statement, what: &str) -> String {
+        let what: String = if what.chars().count() > 60 { what.chars().take(59).chain(['…']).collect() } else { what.to_string() };
+        format!("statement {}/{}: {what}", stmt.number, self.recipe.statements.len())
     }
 
     /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes.
@@ -244,7 +252,7 @@ impl<'a> Runner<'a> {
         let Done { outputs, accounting, components, packing } = done;
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
-                self.progress.start(&format!("statement {} (components)", stmt.number), None);
+                self.progress.start(&self.label(stmt, &format!("components {}", c.name)), None);
                 let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
                 self.progress.finish();
                 components.push(stats?);
@@ -256,7 +264,7 @@ impl<'a> Runner<'a> {
                     ));
                 }
                 let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
-                self.progress.start(&format!("statement {}", stmt.number), input_bytes(&plan));
+                self.progress.start(&self.label(stmt, &format!("COPY to {}", copy.target)), input_bytes(&plan));
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(&inputs);
                 let written = sink::write(self.ctx, Arc::clone(&plan), &planned).await;
@@ -284,13 +292,19 @@ impl<'a> Runner<'a> {
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
-                self.progress.start(&format!("statement {}", stmt.number), input_bytes(&plan));
+                self.progress.start(&self.label(stmt, stmt.first_line()), input_bytes(&plan));
                 let batches = collect(plan, self.ctx.task_ctx()).await;
                 self.progress.finish();
-                println!("{}", pretty_format_batches(&batches?)?);
+                print!("{}", self.format.render(&batches?)?);
             }
             Kind::Other => {
-                self.ctx.sql(&stmt.sql).await?.collect().await?;
+                // Definitions run when planned; EXPLAIN, DESCRIBE and SHOW have rows to print.
+                let df = self.ctx.sql(&stmt.sql).await?;
+                let prints = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
+                let batches = df.collect().await?;
+                if prints {
+                    print!("{}", self.format.render(&batches)?);
+                }
             }
         }
         Ok(())

@@ -1,0 +1,66 @@
+//! How a statement's result rows are printed on stdout: a table (as datafusion-cli prints it),
+//! CSV with a header, a JSON array of objects, or one JSON object per line.
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::csv::WriterBuilder;
+use datafusion::arrow::json::{ArrayWriter, LineDelimitedWriter};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::error::Result;
+
+/// The format of printed results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResultFormat {
+    /// A boxed table.
+    #[default]
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON array of objects.
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+impl ResultFormat {
+    /// The batches as text in this format, ending with a line break.
+    pub fn render(self, batches: &[RecordBatch]) -> Result<String> {
+        let mut out = Vec::new();
+        match self {
+            Self::Table => return Ok(format!("{}\n", pretty_format_batches(batches)?)),
+            Self::Csv => {
+                let mut w = WriterBuilder::new().with_header(true).build(&mut out);
+                for b in batches {
+                    w.write(b)?;
+                }
+            }
+            Self::Json => {
+                let mut w = ArrayWriter::new(&mut out);
+                w.write_batches(&batches.iter().collect::<Vec<_>>())?;
+                w.finish()?;
+                out.push(b'\n');
+            }
+            Self::Ndjson => {
+                let mut w = LineDelimitedWriter::new(&mut out);
+                w.write_batches(&batches.iter().collect::<Vec<_>>())?;
+                w.finish()?;
+            }
+        }
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::prelude::SessionContext;
+
+    #[tokio::test]
+    async fn each_format_prints_the_rows() {
+        let ctx = SessionContext::new();
+        let batches = ctx.sql("SELECT * FROM (VALUES (1, 'a,b'), (2, NULL)) AS t(n, s)").await.unwrap().collect().await.unwrap();
+        assert_eq!(ResultFormat::Csv.render(&batches).unwrap(), "n,s\n1,\"a,b\"\n2,\n");
+        assert_eq!(ResultFormat::Ndjson.render(&batches).unwrap(), "{\"n\":1,\"s\":\"a,b\"}\n{\"n\":2}\n");
+        assert_eq!(ResultFormat::Json.render(&batches).unwrap(), "[{\"n\":1,\"s\":\"a,b\"},{\"n\":2}]\n");
+        assert!(ResultFormat::Table.render(&batches).unwrap().contains("| 1 | a,b |"));
+    }
+}
