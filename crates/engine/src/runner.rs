@@ -16,6 +16,7 @@ use crate::lineage::progress;
 use crate::pack::exec::pack_counts;
 use tokq_core::pack::PackCounts;
 use tokq_core::TokqError;
+use crate::lineage::planned::PlannedOutputs;
 use crate::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
@@ -313,9 +314,10 @@ impl<'a> Runner<'a> {
     /// Prints each statement's logical and physical plan. Definitions (tables, views, SET) run,
     /// so that later statements can be planned; nothing is read or written.
     pub async fn explain(&self) -> Result<String, StatementError> {
+        let planned = PlannedOutputs::install(self.ctx);
         let mut out = String::new();
         for stmt in &self.recipe.statements {
-            let text = match self.explain_one(stmt).await {
+            let text = match self.explain_one(stmt, &planned).await {
                 Ok(text) => text,
                 // Typically the output of an earlier COPY, which explain does not write.
                 Err(e) if is_no_input(&e) => format!("not planned: {} (explain does not run earlier statements' writes)\n", root_cause(&e)),
@@ -326,7 +328,7 @@ impl<'a> Runner<'a> {
         Ok(out)
     }
 
-    async fn explain_one(&self, stmt: &Statement) -> Result<String> {
+    async fn explain_one(&self, stmt: &Statement, planned: &PlannedOutputs) -> Result<String> {
         let sql = match classify(&stmt.sql)? {
             Kind::Components(c) => {
                 // An empty stand-in with the result's schema, so later statements can be planned.
@@ -336,7 +338,10 @@ impl<'a> Runner<'a> {
             }
             Kind::ParquetCopy(copy) => {
                 // The writer's plan as it will run, so that the layout shows on the SinkExec line.
-                let (input, plan, _) = self.plan_copy(stmt, &copy, false).await?;
+                let (input, plan, copy) = self.plan_copy(stmt, &copy, false).await?;
+                for (location, schema) in copy.outputs()? {
+                    planned.add(&location, schema);
+                }
                 let logical = self.ctx.state().optimize(&input)?;
                 return Ok(format!("logical plan:\n{}\nphysical plan:\n{}", logical.display_indent(), displayable(plan.as_ref()).indent(true)));
             }

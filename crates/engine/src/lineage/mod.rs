@@ -6,6 +6,7 @@ pub(crate) mod format;
 pub(crate) mod json_escapes;
 pub(crate) mod jsonl;
 pub(crate) mod merge;
+pub mod planned;
 pub mod progress;
 pub(crate) mod scan;
 pub(crate) mod source;
@@ -102,6 +103,11 @@ impl TableFunctionImpl for ReadFiles {
         };
         let location = literal_str(self.name, "the path or glob", first)?;
         let format = (self.format)(exprs)?;
+        // Explaining: the folder an earlier COPY of the recipe would write.
+        if let Some(schema) = args.session().config().get_extension::<planned::PlannedOutputs>().and_then(|p| p.schema_of(&location)) {
+            let config = ScanConfig { format, location, files: Vec::new() };
+            return Ok(Arc::new(LineageTable::try_new(config, schema)?));
+        }
         let url = to_url(&location).df()?;
         let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;
         let listed: tokq_core::error::Result<_> = block_on(async {

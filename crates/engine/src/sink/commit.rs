@@ -177,6 +177,17 @@ pub struct PlannedCopy {
     input_schema: SchemaRef,
 }
 
+impl PlannedCopy {
+    /// Each folder the COPY writes, with the schema of its files: the main output, and the
+    /// rejects (which keep the reason column).
+    pub fn outputs(&self) -> Result<Vec<(String, SchemaRef)>> {
+        let (kept, _) = kept_schema(&self.input_schema, &self.opts)?;
+        let mut out = vec![(self.target.location.clone(), kept)];
+        out.extend(self.target.rejects.as_ref().map(|r| (r.location.clone(), Arc::clone(&self.input_schema))));
+        Ok(out)
+    }
+}
+
 /// Plans writing `input` to `target`. `run_key` names the statement among reruns (see
 /// `SinkOptions::run_key`).
 pub async fn plan(
