@@ -8,14 +8,16 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[allow(missing_docs)] // the messages say it
 pub enum RecipeError {
-    #[error("{file}:{line}: unknown parameter '${{{name}}}': pass --set {name}=VALUE")]
-    UnknownParam { file: String, line: usize, name: String },
+    #[error("{file}:{line}: unknown parameter '${{{name}}}': {how}")]
+    UnknownParam { file: String, line: usize, name: String, how: String },
     #[error("{file}:{line}: unterminated '${{' parameter")]
     Unterminated { file: String, line: usize },
     #[error("{file}:{line}: '${{{name}}}' has the default '{default}' here and '{earlier}' earlier: give it once")]
     ConflictingDefault { file: String, line: usize, name: String, default: String, earlier: String },
-    #[error("--set {name}=...: {file} has no parameter '${{{name}}}' (its parameters: {known})")]
-    UnusedSet { file: String, name: String, known: String },
+    #[error("{given} {name}=...: {file} has no parameter '${{{name}}}' (its parameters: {known})")]
+    UnusedSet { given: String, file: String, name: String, known: String },
+    #[error("{file}:{line}: {cause}")]
+    Include { file: String, line: usize, cause: String },
     #[error(
         "{file}:{line}: '${{{name}}}' is followed by '{after}', so its value must end with '/' as its default '{default}' does, \
          or the paths run together; pass --set {name}={value}/"
@@ -28,6 +30,96 @@ pub enum RecipeError {
          a line break is refused anywhere, a quote, semicolon or comment outside quotes; quote it in the recipe ('${{{name}}}')"
     )]
     UnsafeValue { file: String, line: usize, name: String, value: String },
+}
+
+/// Included recipes may include others, this deep.
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// Who gives a recipe its parameter values.
+enum Given {
+    /// The command line.
+    Set,
+    /// An `INCLUDE 'path' WITH (...)` statement.
+    Include(String),
+}
+
+impl Given {
+    fn how(&self) -> String {
+        match self {
+            Given::Set => "--set".to_string(),
+            Given::Include(path) => format!("INCLUDE '{path}' WITH"),
+        }
+    }
+}
+
+/// `INCLUDE 'path.sql' [WITH (name = 'value', n = 14)]`: another recipe's statements, here, with
+/// its parameters given. The path is relative to the including recipe's folder.
+struct Include {
+    path: String,
+    params: BTreeMap<String, String>,
+}
+
+impl Include {
+    /// `None` when the statement is no INCLUDE; an error says what is wrong with one.
+    fn parse(sql: &str) -> Option<Result<Self, String>> {
+        use datafusion::sql::sqlparser::dialect::GenericDialect;
+        use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+        let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+        let mut t = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+        match t.next() {
+            Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("include") => {}
+            _ => return None,
+        }
+        let usage = "expected INCLUDE 'file.sql' [WITH (name = 'value', ...)]";
+        let Some(Token::SingleQuotedString(path)) = t.next() else { return Some(Err(usage.to_string())) };
+        let mut params = BTreeMap::new();
+        match t.next() {
+            None => return Some(Ok(Self { path, params })),
+            Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("with") => {}
+            Some(other) => return Some(Err(format!("{usage}; found '{other}' after the path"))),
+        }
+        if t.next() != Some(Token::LParen) {
+            return Some(Err(format!("{usage}: WITH takes a parenthesized list")));
+        }
+        loop {
+            let name = match t.next() {
+                Some(Token::Word(w)) => w.value,
+                Some(Token::RParen) if params.is_empty() => break,
+                other => return Some(Err(format!("{usage}: expected a parameter name, found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
+            };
+            if t.next() != Some(Token::Eq) {
+                return Some(Err(format!("{usage}: expected '=' after '{name}'")));
+            }
+            let value = match t.next() {
+                Some(Token::SingleQuotedString(v)) => v,
+                Some(Token::Number(n, _)) => n,
+                Some(Token::Word(w)) => w.value,
+                other => return Some(Err(format!("{usage}: expected a value for '{name}', found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
+            };
+            if params.insert(name.clone(), value).is_some() {
+                return Some(Err(format!("'{name}' is given twice")));
+            }
+            match t.next() {
+                Some(Token::Comma) => {}
+                Some(Token::RParen) => break,
+                other => return Some(Err(format!("{usage}: expected ',' or ')', found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
+            }
+        }
+        match t.next() {
+            None => Some(Ok(Self { path, params })),
+            Some(other) => Some(Err(format!("{usage}; found '{other}' after the list"))),
+        }
+    }
+
+    /// The included file's path: relative to the including recipe's folder.
+    fn resolve(&self, from: &str) -> String {
+        let p = std::path::Path::new(&self.path);
+        if p.is_absolute() || from.starts_with('<') {
+            return self.path.clone();
+        }
+        let dir = std::path::Path::new(from).parent().unwrap_or(std::path::Path::new(""));
+        dir.join(p).display().to_string()
+    }
 }
 
 /// Where a `${...}` stands in the SQL, which decides how its value is written in.
@@ -99,6 +191,8 @@ fn params_of<'a>(path: &str, raw: &'a str) -> Result<Vec<Param<'a>>, RecipeError
 #[derive(Debug, Clone, PartialEq)]
 /// One statement of a recipe.
 pub struct Statement {
+    /// The recipe file it is written in: the recipe, or a file it includes.
+    pub file: String,
     /// 1-based position in the recipe.
     pub number: usize,
     /// 1-based line of the recipe where the statement starts.
@@ -126,13 +220,41 @@ pub struct Recipe {
 }
 
 impl Recipe {
-    /// Substitutes the parameters in `raw` and splits it into statements.
+    /// Substitutes the parameters in `raw` (given by `--set`), splits it into statements and puts
+    /// each included recipe's statements in place of its `INCLUDE`.
     pub fn parse(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Result<Self, RecipeError> {
-        let text = substitute(path, raw, params)?;
-        let statements = split(&text);
-        if statements.is_empty() {
+        let recipe = Self::parse_within(path, raw, params, Given::Set, &mut Vec::new())?;
+        if recipe.statements.is_empty() {
             return Err(RecipeError::Empty { file: path.to_string() });
         }
+        Ok(recipe)
+    }
+
+    fn parse_within(path: &str, raw: &str, params: &BTreeMap<String, String>, given: Given, within: &mut Vec<String>) -> Result<Self, RecipeError> {
+        let mut text = substitute(path, raw, params, &given)?;
+        let mut statements = Vec::new();
+        let mut included = String::new();
+        for stmt in split(&text) {
+            let Some(include) = Include::parse(&stmt.sql) else {
+                statements.push(Statement { file: path.to_string(), number: statements.len() + 1, ..stmt });
+                continue;
+            };
+            let err = |cause: String| RecipeError::Include { file: path.to_string(), line: stmt.line, cause };
+            let include = include.map_err(err)?;
+            let file = include.resolve(path);
+            if within.contains(&file) || within.len() >= MAX_INCLUDE_DEPTH {
+                return Err(err(format!("'{file}' includes itself, through {}", within.join(" -> "))));
+            }
+            let raw = std::fs::read_to_string(&file).map_err(|e| err(format!("cannot read '{file}': {e}")))?;
+            within.push(path.to_string());
+            let inner = Self::parse_within(&file, &raw, &include.params, Given::Include(include.path.clone()), within)?;
+            within.pop();
+            included.push_str(&format!("\n-- INCLUDE {file}\n{}", inner.text));
+            for s in inner.statements {
+                statements.push(Statement { number: statements.len() + 1, ..s });
+            }
+        }
+        text.push_str(&included);
         Ok(Self { path: path.to_string(), text, statements })
     }
 
@@ -146,7 +268,7 @@ impl Recipe {
 /// every use of the name, so a recipe states each default in one place. Inside quotes the value
 /// is escaped, so `--set input="it's/"` reads that folder; outside quotes a value that would
 /// change the statements is refused.
-fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Result<String, RecipeError> {
+fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>, given: &Given) -> Result<String, RecipeError> {
     let found = params_of(path, raw)?;
     let mut defaults: BTreeMap<&str, &str> = BTreeMap::new();
     for p in &found {
@@ -169,14 +291,14 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>) -> Resul
         known.sort();
         known.dedup();
         let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-        return Err(RecipeError::UnusedSet { file: path.to_string(), name: unused.clone(), known });
+        return Err(RecipeError::UnusedSet { given: given.how(), file: path.to_string(), name: unused.clone(), known });
     }
     let mut out = String::with_capacity(raw.len());
     let mut at = 0;
     for p in &found {
         out.push_str(&raw[at..p.span.start]);
         let Some(v) = params.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) else {
-            return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string() });
+            return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string(), how: format!("give it with {} {}=VALUE", given.how(), p.name) });
         };
         let unsafe_here = match p.context {
             Context::Comment => false,
@@ -221,7 +343,7 @@ fn split(text: &str) -> Vec<Statement> {
         if has_code(sql) {
             let lead = sql.len() - sql.trim_start().len();
             let line = text[..from + lead].matches('\n').count() + 1;
-            out.push(Statement { number: out.len() + 1, line, sql: sql.trim().to_string() });
+            out.push(Statement { file: String::new(), number: out.len() + 1, line, sql: sql.trim().to_string() });
         }
     };
     while i < b.len() {
@@ -299,7 +421,7 @@ mod tests {
         let r = Recipe::parse("r.sql", "SELECT '${b:-d}'", &params(&[("b", "set")])).unwrap();
         assert_eq!(r.statements[0].sql, "SELECT 'set'");
         let e = Recipe::parse("r.sql", "SELECT 1;\nSELECT ${nope}", &params(&[])).unwrap_err();
-        assert_eq!(e.to_string(), "r.sql:2: unknown parameter '${nope}': pass --set nope=VALUE");
+        assert_eq!(e.to_string(), "r.sql:2: unknown parameter '${nope}': give it with --set nope=VALUE");
         assert!(matches!(Recipe::parse("r.sql", "-- nothing", &params(&[])), Err(RecipeError::Empty { .. })));
     }
 
@@ -347,6 +469,28 @@ mod tests {
         // A value used alone, or a default that is no folder, is taken as it is.
         assert!(Recipe::parse("r.sql", "SELECT '${o:-out/q/}'", &params(&[("o", "out/z")])).is_ok());
         assert!(Recipe::parse("r.sql", "SELECT '${n:-a}.parquet'", &params(&[("n", "b")])).is_ok());
+    }
+
+    #[test]
+    fn an_include_puts_the_parts_statements_in_place_with_its_parameters() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("parts")).unwrap();
+        std::fs::write(d.path().join("parts/p.sql"), "-- a part\nCREATE VIEW ${name} AS SELECT ${n:-1} AS n;\nSELECT '${dir:-o/}x/'").unwrap();
+        let main = d.path().join("main.sql").display().to_string();
+        let raw = "SELECT 0;\nINCLUDE 'parts/p.sql' WITH (name = v, dir = '${out:-a/}');\nSELECT * FROM v";
+        let r = Recipe::parse(&main, raw, &params(&[])).unwrap();
+        let got: Vec<(String, usize, usize, &str)> = r.statements.iter().map(|s| (s.file.rsplit('/').next().unwrap().to_string(), s.number, s.line, s.first_line())).collect();
+        assert_eq!(got, [("main.sql".into(), 1, 1, "SELECT 0"), ("p.sql".into(), 2, 1, "CREATE VIEW v AS SELECT 1 AS n"), ("p.sql".into(), 3, 3, "SELECT 'a/x/'"), ("main.sql".into(), 4, 3, "SELECT * FROM v")]);
+        assert!(r.text.contains("-- INCLUDE") && r.text.contains("CREATE VIEW v AS SELECT 1"), "the hash covers the included text");
+        let fails = |raw: &str| Recipe::parse(&main, raw, &params(&[])).unwrap_err().to_string();
+        let e = fails("INCLUDE 'parts/p.sql' WITH (name = v, nmae = w)");
+        assert!(e.starts_with("INCLUDE 'parts/p.sql' WITH nmae=...:") && e.contains("has no parameter '${nmae}' (its parameters: dir, n, name)"), "{e}");
+        let e = fails("INCLUDE 'parts/p.sql'");
+        assert!(e.contains("p.sql:2: unknown parameter '${name}': give it with INCLUDE 'parts/p.sql' WITH name=VALUE"), "{e}");
+        assert!(fails("INCLUDE 'parts/nope.sql'").contains("main.sql:1: cannot read '"), "missing file");
+        assert!(fails("INCLUDE parts").contains("expected INCLUDE 'file.sql'"), "no quotes");
+        std::fs::write(d.path().join("loop.sql"), "INCLUDE 'loop.sql'").unwrap();
+        assert!(fails("INCLUDE 'loop.sql'").contains("includes itself"), "a cycle");
     }
 
     #[test]

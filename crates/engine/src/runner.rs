@@ -164,7 +164,7 @@ impl<'a> Runner<'a> {
 
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
         StatementError {
-            file: self.recipe.path.clone(),
+            file: stmt.file.clone(),
             line: stmt.line,
             number: stmt.number,
             first_line: stmt.first_line().to_string(),
