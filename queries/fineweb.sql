@@ -10,19 +10,5 @@ CREATE VIEW docs AS
 SELECT id AS doc_id, text, _source, _row
 FROM read_jsonl('${input:-queries/data/*.jsonl*}');
 
-CREATE VIEW judged AS
-SELECT doc_id, _source, _row, text, quality_chain(text, 'fineweb') AS verdict
-FROM docs;
-
-COPY (
-  SELECT doc_id, _source, _row,
-         verdict['filter_reason'] AS filter_reason,
-         coalesce(verdict['text'], text) AS text
-  FROM judged
-) TO '${output:-out/fineweb/}' STORED AS PARQUET
-  OPTIONS ('rejects' '${rejects:-out/fineweb-rejects/}');
-
-SELECT filter_reason, count(*) AS documents
-FROM read_parquet('${rejects:-out/fineweb-rejects/}')
-GROUP BY filter_reason
-ORDER BY documents DESC, filter_reason;
+-- The cascade lives in a part, which queries/pretrain.sql includes too.
+INCLUDE 'parts/fineweb.sql' WITH (docs = docs, output = '${output:-out/fineweb/}', rejects = '${rejects:-out/fineweb-rejects/}');

@@ -172,3 +172,41 @@ fn the_manifest_is_an_empty_part_with_the_outputs_schema_and_replaces_a_version_
     let err = tokq_err(&["manifest", tmp.path().to_str().unwrap()]);
     assert!(err.contains("has no _tokq_manifest.parquet"), "{err}");
 }
+
+/// `pretrain.sql`, made of the parts in queries/parts/: every document is rejected at one stage
+/// with its reason, or packed; the packed rows trace back to raw input lines.
+#[test]
+fn the_pretrain_recipe_from_parts_accounts_for_every_document_at_every_stage() {
+    use datafusion::arrow::array::{Array, AsArray, ListArray};
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().display();
+    let stats = tmp.path().join("stats.json");
+    tokq_ok(&[
+        "run", "queries/pretrain.sql", "--quiet", "--set", "seq_len=128", "--set", "pack=tail=pad,pad=0",
+        "--set", &format!("work={d}/w/"), "--set", &format!("rejects={d}/r/"), "--set", &format!("output={d}/o/"),
+        "--stats-json", stats.to_str().unwrap(),
+    ]);
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let stages: Vec<(u64, u64, u64)> = stats["accounting"].as_array().unwrap().iter().map(|a| (a["input_rows"].as_u64().unwrap(), a["kept"].as_u64().unwrap(), a["rejected"].as_u64().unwrap())).collect();
+    // The cascade sees the 200 documents; dedup sees what the cascade kept.
+    assert_eq!(stages.len(), 2, "{stats}");
+    assert_eq!(stages[0].0, 200);
+    assert_eq!(stages[1].0, stages[0].1);
+    assert!(stages.iter().all(|(i, k, r)| i == &(k + r)), "{stages:?}");
+    let ids = |dir: &str| -> BTreeSet<String> {
+        let b = read_output(&tmp.path().join(dir)).batch;
+        b.column_by_name("doc_id").unwrap().as_string::<i32>().iter().map(|x| x.unwrap().to_string()).collect()
+    };
+    let (quality, dups) = (ids("r/quality"), ids("r/dedup"));
+    let packed = read_output(&tmp.path().join("o")).batch;
+    let lists = |c: &str| packed.column_by_name(c).unwrap().as_any().downcast_ref::<ListArray>().unwrap().clone();
+    let (docs, sources) = (lists("doc_id"), lists("_source"));
+    let mut kept = BTreeSet::new();
+    for i in 0..docs.len() {
+        kept.extend(docs.value(i).as_string::<i32>().iter().map(|x| x.unwrap().to_string()));
+        assert!(sources.value(i).as_string::<i32>().iter().all(|s| s.unwrap().contains("/queries/data/sample")), "lineage points at the raw input");
+    }
+    assert!(kept.is_disjoint(&quality) && kept.is_disjoint(&dups) && quality.is_disjoint(&dups));
+    assert_eq!(kept.len() + quality.len() + dups.len(), 200);
+    assert!(!dups.is_empty() && !quality.is_empty());
+}

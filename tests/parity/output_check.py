@@ -48,15 +48,16 @@ def recipes(shared, work):
     web = {"input": os.path.join(shared, "corpora/web-html/trafilatura-eval.warc.gz"), "lid_model": lid,
            "url_lists": assets, "psl": os.environ["TOKQ_TEST_PSL"]}
     extra = {"fineweb-lid": {"lid_model": lid}, "fineweb2-lid": {"lid_model": lid},
-             "dclm": {"quality_model": quality_model(shared, work)}, "fineweb-cc": web,
-             "dedup": {"work": os.path.join(work, "dedup-work") + "/"}}
+             "dclm": {"quality_model": quality_model(shared, work)}, "fineweb-cc": web}
     found = sorted(glob.glob(os.path.join(REPO, "queries/*.sql")))
     assert found, "no recipes in queries/"
     for path in found:
         name = os.path.basename(path)[:-4]
         params = {"output": f"{work}/{name}/", **extra.get(name, {})}
-        if "${rejects" in open(path).read():
-            params["rejects"] = f"{work}/{name}-rejects/"
+        text = open(path).read()
+        for key in ("rejects", "work"):
+            if "${" + key in text:
+                params[key] = f"{work}/{name}-{key}/"
         yield path, params
 
 
@@ -120,7 +121,8 @@ def main():
     folders = written_folders(a.out)
     rel = {os.path.relpath(f, a.out) for f in folders}
     missing = {"quickstart", "pipeline", "pipeline-rejects", "pack", "dedup", "dedup-rejects", "dedup-work/signed",
-               "fineweb-cc", "fineweb-cc-rejects", "dclm", "fineweb2-lid"} - rel
+               "fineweb-cc", "fineweb-cc-rejects", "dclm", "fineweb2-lid", "pretrain", "pretrain-work/filtered",
+               "pretrain-work/unique", "pretrain-rejects/quality", "pretrain-rejects/dedup"} - rel
     assert not missing, f"no output in {sorted(missing)}; written: {sorted(rel)}"
     for folder in folders:
         print(f"ok {os.path.relpath(folder, a.out)}: {check(folder)} rows in every reader")

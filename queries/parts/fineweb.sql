@@ -1,0 +1,21 @@
+-- Part (INCLUDE it): FineWeb's quality cascade on the view ${docs} (doc_id, text, _source, _row).
+-- Kept rows (C4's rewritten text) go to `output`, rejected ones (original text) to `rejects` with
+-- filter_reason 'filter:reason'. See queries/fineweb.sql.
+-- Parameters: docs (a view), output, rejects.
+
+CREATE VIEW judged AS
+SELECT doc_id, _source, _row, text, quality_chain(text, 'fineweb') AS verdict
+FROM ${docs:-docs};
+
+COPY (
+  SELECT doc_id, _source, _row,
+         verdict['filter_reason'] AS filter_reason,
+         coalesce(verdict['text'], text) AS text
+  FROM judged
+) TO '${output:-out/fineweb/}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects:-out/fineweb-rejects/}');
+
+SELECT filter_reason, count(*) AS documents
+FROM read_parquet('${rejects:-out/fineweb-rejects/}')
+GROUP BY filter_reason
+ORDER BY documents DESC, filter_reason;
