@@ -193,6 +193,22 @@ fn the_pretrain_recipe_from_parts_accounts_for_every_document_at_every_stage() {
     assert_eq!(stages[0].0, 200);
     assert_eq!(stages[1].0, stages[0].1);
     assert!(stages.iter().all(|(i, k, r)| i == &(k + r)), "{stages:?}");
+    // Documents are counted once per raw input, not per read: the run reads 840+ rows, stage
+    // outputs included, from its 200 documents.
+    assert_eq!(stats["documents_read"], 200, "{stats}");
+    assert_eq!(stats["documents"].as_object().unwrap().len(), 2);
+    assert!(stats["rows_read"].as_u64().unwrap() > 400);
+    // Drops per filter and per reason, as datatrove's stats have them.
+    let quality = &stats["accounting"][0];
+    let per_filter: u64 = quality["filters"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let per_reason: u64 = quality["reasons"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!((per_filter, per_reason), (stages[0].2, stages[0].2));
+    assert!(quality["filters"]["gopher_quality"].as_u64().unwrap() > 0 && quality["reasons"]["gopher_quality:gopher_short_doc"].as_u64().unwrap() > 0, "{quality}");
+    assert_eq!(stats["accounting"][1]["filters"]["minhash_duplicate"], stages[1].2, "{stats}");
+    // A time per statement, each named by the file it is written in.
+    let timed = stats["statements"].as_array().unwrap();
+    assert!(timed.len() > 20 && timed.iter().all(|t| t["seconds"].as_f64().unwrap() >= 0.0));
+    assert!(timed.iter().any(|t| t["file"].as_str().unwrap().ends_with("queries/parts/dedup.sql")));
     let ids = |dir: &str| -> BTreeSet<String> {
         let b = read_output(&tmp.path().join(dir)).batch;
         b.column_by_name("doc_id").unwrap().as_string::<i32>().iter().map(|x| x.unwrap().to_string()).collect()

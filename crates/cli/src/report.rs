@@ -119,19 +119,20 @@ impl Progress for RunProgress {
 pub fn print_summary(stats: &RunStats, cluster: bool) {
     let mb = stats.bytes_read as f64 / 1e6;
     eprintln!(
-        "tokq: read {} rows ({:.1} MB) from {} sources in {:.2} s ({:.1} MB/s); {} bad rows skipped",
-        stats.rows_read,
-        mb,
-        stats.sources.len(),
+        "tokq: read {} documents from {} input files in {:.2} s ({} rows and {mb:.1} MB read by all statements, {:.1} MB/s); {} bad rows skipped",
+        stats.documents_read,
+        stats.documents.len(),
         stats.wall_seconds,
+        stats.rows_read,
         mb / stats.wall_seconds.max(1e-9),
         stats.bad_rows_skipped
     );
     if cluster {
         eprintln!("  (read counts are kept on the executors in cluster mode; output counts below are exact)");
     }
-    for (uri, c) in &stats.sources {
-        eprintln!("  {uri}: {} rows{}", c.rows, if c.bad_rows > 0 { format!(", {} bad rows skipped", c.bad_rows) } else { String::new() });
+    for (uri, n) in &stats.documents {
+        let bad = stats.sources.get(uri).map_or(0, |c| c.bad_rows);
+        eprintln!("  {uri}: {n} documents{}", if bad > 0 { format!(", {bad} bad rows skipped") } else { String::new() });
     }
     if let Some(p) = &stats.packing {
         eprintln!(
@@ -167,5 +168,13 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             "tokq: statement {}: {} input rows -> {} kept ({}) + {} rejected ({}): {balance}",
             a.statement, a.input_rows, a.kept, a.kept_target, a.rejected, a.rejects_target
         );
+        // Datatrove's per-filter `dropped_{reason}` counts, largest first.
+        let mut filters: Vec<(&String, &u64)> = a.filters.iter().collect();
+        filters.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+        for (filter, n) in filters {
+            let reasons: Vec<String> = a.reasons.iter().filter(|(r, _)| r.split(':').next() == Some(filter.as_str()) && r.as_str() != filter.as_str()).map(|(r, n)| format!("{} {n}", &r[filter.len() + 1..])).collect();
+            let detail = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
+            eprintln!("    dropped by {filter}: {n}{detail}");
+        }
     }
 }

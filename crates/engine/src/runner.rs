@@ -17,12 +17,13 @@ use crate::pack::exec::pack_counts;
 use tokq_core::pack::PackCounts;
 use tokq_core::TokqError;
 use crate::lineage::planned::PlannedOutputs;
-use crate::lineage::scan::{as_lineage_scan, file_groups, ROW_COLUMN};
+use crate::store::to_url;
+use crate::lineage::scan::{adds_lineage, as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
 use crate::recipe::{Recipe, Statement};
 use crate::results::ResultFormat;
-use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats};
+use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats, StatementStats};
 use crate::sink::{self, ParquetTarget, PlanFacts};
 
 /// A statement failed: the one line the CLI prints.
@@ -129,6 +130,36 @@ fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
     files
 }
 
+/// The files of the scans that add lineage: raw inputs, not tokq outputs read again.
+fn raw_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    let _ = plan.apply(|p| {
+        if let Some((config, source)) = as_lineage_scan(p.as_ref()) {
+            if adds_lineage(&source.file_schema).unwrap_or(false) {
+                files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    files
+}
+
+/// Rows read so far from each of `files`.
+fn rows_of(files: &BTreeSet<String>) -> BTreeMap<String, u64> {
+    let snap = progress::snapshot();
+    files.iter().map(|f| (f.clone(), snap.per_source.get(f).map_or(0, |c| c.rows))).collect()
+}
+
+/// Counts each raw input's documents once: the most rows one statement read from it.
+fn count_documents(documents: &mut BTreeMap<String, u64>, before: &BTreeMap<String, u64>) {
+    let after = rows_of(&before.keys().cloned().collect());
+    for (file, rows) in after {
+        let read = rows.saturating_sub(before[&file]);
+        let n = documents.entry(file).or_default();
+        *n = (*n).max(read);
+    }
+}
+
 fn rows_from(files: &BTreeSet<String>) -> u64 {
     let snap = progress::snapshot();
     files.iter().filter_map(|f| snap.per_source.get(f)).map(|c| c.rows).sum()
@@ -154,6 +185,8 @@ struct Done {
     outputs: Vec<OutputStats>,
     accounting: Vec<Accounting>,
     components: Vec<ComponentsStats>,
+    /// Documents per raw input file.
+    documents: BTreeMap<String, u64>,
 }
 
 impl<'a> Runner<'a> {
@@ -213,23 +246,45 @@ impl<'a> Runner<'a> {
         let mut done = Done::default();
         let mut failed = None;
         let mut resubmitted = Vec::new();
+        let mut statements = Vec::new();
         'statements: for stmt in &self.recipe.statements {
+            let (began, before) = (Instant::now(), progress::snapshot());
+            let mut timed = |done: &Instant| {
+                let now = progress::snapshot();
+                statements.push(StatementStats {
+                    number: stmt.number,
+                    file: stmt.file.clone(),
+                    line: stmt.line,
+                    sql: stmt.first_line().to_string(),
+                    seconds: done.elapsed().as_secs_f64(),
+                    rows_read: now.rows_read - before.rows_read,
+                    bytes_read: now.bytes_read - before.bytes_read,
+                });
+            };
             for attempt in 1..=STATEMENT_ATTEMPTS {
                 match self.run_one(stmt, &mut done).await {
-                    Ok(()) => break,
+                    Ok(()) => {
+                        timed(&began);
+                        break;
+                    }
                     Err(e) if attempt < STATEMENT_ATTEMPTS && lost_job(&e) => {
                         let cause = root_cause(&e);
                         log::warn!("statement {} lost its job on the cluster ({cause}); resubmitting it, attempt {} of {STATEMENT_ATTEMPTS}", stmt.number, attempt + 1);
                         resubmitted.push(Resubmitted { statement: stmt.number, cause });
                     }
                     Err(e) => {
+                        timed(&began);
                         failed = Some(self.wrap(stmt, e));
                         break 'statements;
                     }
                 }
             }
         }
-        let Done { outputs, accounting, components, packing } = done;
+        let Done { outputs, accounting, components, packing, mut documents } = done;
+        // Folders this run wrote and read again (a stage's output without lineage columns, the
+        // rounds of CREATE COMPONENTS) hold no documents.
+        let written: Vec<String> = outputs.iter().map(|o| o.target.as_str()).chain(components.iter().map(|c| c.location.as_str())).filter_map(|l| Some(to_url(l).ok()?.to_string())).collect();
+        documents.retain(|file, _| !written.iter().any(|w| file.starts_with(w.as_str())));
         let snap = progress::snapshot();
         let stats = RunStats {
             recipe: self.recipe.path.clone(),
@@ -239,6 +294,9 @@ impl<'a> Runner<'a> {
             bytes_read: snap.bytes_read,
             bad_rows_skipped: snap.bad_rows,
             sources: snap.per_source,
+            documents_read: documents.values().sum(),
+            documents,
+            statements,
             packing: packing.filter(|p| p.docs > 0),
             outputs,
             accounting,
@@ -250,7 +308,7 @@ impl<'a> Runner<'a> {
     }
 
     async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {
-        let Done { outputs, accounting, components, packing } = done;
+        let Done { outputs, accounting, components, packing, documents } = done;
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
                 self.progress.start(&self.label(stmt, &format!("components {}", c.name)), None);
@@ -268,9 +326,18 @@ impl<'a> Runner<'a> {
                 self.progress.start(&self.label(stmt, &format!("COPY to {}", copy.target)), input_bytes(&plan));
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(&inputs);
+                let raw_before = rows_of(&raw_input_files(&plan));
                 let written = sink::write(self.ctx, Arc::clone(&plan), &planned).await;
                 self.progress.finish();
                 let written = written?;
+                count_documents(documents, &raw_before);
+                // Inputs whose output an interrupted run committed were not read again.
+                for f in written.files.iter().filter(|f| f.resumed && !f.rejects) {
+                    if let (Some(source), Some(rows)) = (&f.record.source, f.source_rows) {
+                        let n = documents.entry(source.clone()).or_default();
+                        *n = (*n).max(rows);
+                    }
+                }
                 if let Some(c) = pack_counts(&plan) {
                     let total = packing.get_or_insert_with(PackCounts::default);
                     *total = total.add(&c);
@@ -288,14 +355,18 @@ impl<'a> Runner<'a> {
                         kept_target: target.location.clone(),
                         rejected: m.rows,
                         rejects_target: r.location.clone(),
+                        filters: Accounting::by_filter(&m.reasons),
+                        reasons: m.reasons.clone(),
                     });
                 }
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
                 self.progress.start(&self.label(stmt, stmt.first_line()), input_bytes(&plan));
+                let raw_before = rows_of(&raw_input_files(&plan));
                 let batches = collect(plan, self.ctx.task_ctx()).await;
                 self.progress.finish();
+                count_documents(documents, &raw_before);
                 print!("{}", self.format.render(&batches?)?);
             }
             Kind::Other => {

@@ -28,6 +28,9 @@ pub struct OutputStats {
     pub writers: BTreeMap<String, usize>,
     /// Files an interrupted earlier run had committed, kept rather than written again.
     pub resumed_files: usize,
+    /// Rows per reject reason (`filter:reason`), for a rejects output.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, u64>,
 }
 
 impl OutputStats {
@@ -47,6 +50,7 @@ impl OutputStats {
             bytes: m.bytes,
             writers,
             resumed_files: mine().filter(|f| f.resumed).count(),
+            reasons: m.reasons.clone(),
         }
     }
 }
@@ -68,6 +72,41 @@ pub struct Accounting {
     pub rejected: u64,
     /// The rejects directory.
     pub rejects_target: String,
+    /// Rejected rows per reason.
+    pub reasons: BTreeMap<String, u64>,
+    /// Rejected rows per filter: the part of each reason before its `:` (`gopher_quality` of
+    /// `gopher_quality:gopher_short_doc`), as datatrove's `dropped_{reason}` stats group them.
+    pub filters: BTreeMap<String, u64>,
+}
+
+impl Accounting {
+    /// Rejected rows per filter, from the rows per reason.
+    pub fn by_filter(reasons: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+        let mut filters = BTreeMap::new();
+        for (reason, n) in reasons {
+            *filters.entry(reason.split(':').next().unwrap_or(reason).to_string()).or_default() += n;
+        }
+        filters
+    }
+}
+
+/// One statement's run.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatementStats {
+    /// Its number, from 1.
+    pub number: usize,
+    /// The recipe file it is written in (an included part, or the recipe).
+    pub file: String,
+    /// Its first line there.
+    pub line: usize,
+    /// Its first line of SQL.
+    pub sql: String,
+    /// Wall time, resubmissions included.
+    pub seconds: f64,
+    /// Rows its scans read.
+    pub rows_read: u64,
+    /// Input bytes its scans read.
+    pub bytes_read: u64,
 }
 
 /// What a run read and wrote: the CLI's summary and `--stats-json`.
@@ -85,8 +124,17 @@ pub struct RunStats {
     pub bytes_read: u64,
     /// Malformed rows skipped (`--on-bad-row skip`).
     pub bad_rows_skipped: u64,
-    /// Rows read per input file.
+    /// Rows read per file, by every scan of every statement (a file read twice counts twice,
+    /// and stage outputs read by later statements count too).
     pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
+    /// Documents in each raw input file: rows of the scans that add lineage (`_source`, `_row`),
+    /// counted once however many statements read the file. tokq's own outputs read again are
+    /// not inputs.
+    pub documents: BTreeMap<String, u64>,
+    /// The sum of `documents`.
+    pub documents_read: u64,
+    /// Each statement, in order, as far as the run got.
+    pub statements: Vec<StatementStats>,
     /// Packing counts, when this process packed rows.
     pub packing: Option<PackCounts>,
     /// One entry per output directory written.

@@ -325,6 +325,10 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
         padding_tokens: files.iter().map(|f| f.padding_tokens).sum(),
         packing: copy.facts.packing.clone(),
         bytes: files.iter().map(|f| f.bytes).sum(),
+        reasons: files.iter().flat_map(|f| &f.reasons).fold(BTreeMap::new(), |mut all, (r, n)| {
+            *all.entry(r.clone()).or_default() += n;
+            all
+        }),
         files,
     };
     let body = manifest.encode(Arc::clone(&target.schema), target.props.clone())?;

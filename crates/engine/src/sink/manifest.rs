@@ -63,6 +63,9 @@ pub struct Manifest {
     pub packing: Option<PackOptions>,
     /// Bytes of all files.
     pub bytes: u64,
+    /// Rows per reject reason in all files (a rejects output).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub reasons: std::collections::BTreeMap<String, u64>,
     /// Every file, in name order.
     pub files: Vec<FileRecord>,
 }

@@ -21,6 +21,7 @@ pub mod manifest;
 pub(crate) mod part;
 pub(crate) mod table;
 
+use std::collections::BTreeMap;
 use tokq_udfs::args::OrDf;
 use std::sync::Arc;
 
@@ -86,6 +87,9 @@ pub struct FileRecord {
     /// The input file whose rows it holds (source layout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Rows per reject reason, in a rejects file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, u64>,
 }
 
 /// One file a sink partition wrote (or found committed by an earlier run): a row of

@@ -2,12 +2,13 @@
 //! renamed into place when complete.
 
 use tokq_udfs::args::df;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use datafusion::arrow::array::{Array, AsArray, Int64Array, ListArray, OffsetSizeTrait, RecordBatch, UInt8Array};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, ListArray, OffsetSizeTrait, RecordBatch, UInt8Array};
 use datafusion::arrow::compute::kernels::boolean::not;
-use datafusion::arrow::compute::{filter_record_batch, is_not_null, BatchCoalescer};
+use datafusion::arrow::compute::{cast, filter_record_batch, is_not_null, BatchCoalescer};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
 use datafusion::error::Result;
@@ -130,6 +131,21 @@ struct Open {
     rows: u64,
     tokens: u64,
     padding: u64,
+    reasons: BTreeMap<String, u64>,
+}
+
+/// Adds the rows of each value of a reason column to `counts` (NULL, a kept row, is not counted).
+fn count_reasons(column: &ArrayRef, counts: &mut BTreeMap<String, u64>) -> Result<()> {
+    let text = cast(column, &DataType::Utf8)?;
+    for reason in text.as_string::<i32>().iter().flatten() {
+        match counts.get_mut(reason) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(reason.to_string(), 1);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One part file. Nothing is created until the first row arrives. A part without a name is
@@ -138,6 +154,8 @@ struct Open {
 pub struct Part {
     target: Target,
     name: Option<String>,
+    /// The column whose values are counted as reasons (a rejects part).
+    reason_column: Option<usize>,
     chunks: BatchCoalescer,
     /// Rows and bytes gathered since the last slice went out.
     gathered: (usize, u64),
@@ -147,7 +165,13 @@ pub struct Part {
 impl Part {
     pub fn new(target: &Target, name: Option<String>) -> Self {
         let chunks = BatchCoalescer::new(Arc::clone(&target.schema), WRITE_ROWS);
-        Self { target: target.clone(), name, chunks, gathered: (0, 0), open: None }
+        Self { target: target.clone(), name, reason_column: None, chunks, gathered: (0, 0), open: None }
+    }
+
+    /// A part that also counts its rows by the values of `column`.
+    fn counting_reasons(mut self, column: usize) -> Self {
+        self.reason_column = Some(column);
+        self
     }
 
     pub async fn write(&mut self, batch: RecordBatch) -> Result<()> {
@@ -181,6 +205,9 @@ impl Part {
             let (t, p) = tokens_in(&chunk);
             open.tokens += t;
             open.padding += p;
+            if let Some(c) = self.reason_column {
+                count_reasons(chunk.column(c), &mut open.reasons)?;
+            }
             open.writer.write(&chunk).await?;
         }
         Ok(())
@@ -193,7 +220,7 @@ impl Part {
         let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}{TMP_SUFFIX}", std::process::id()).as_str());
         let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
         let writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
-        Ok(Open { tmp, writer, rows: 0, tokens: 0, padding: 0 })
+        Ok(Open { tmp, writer, rows: 0, tokens: 0, padding: 0, reasons: BTreeMap::new() })
     }
 
     /// Completes the file and renames it into place. A part that got no rows leaves nothing and
@@ -206,7 +233,7 @@ impl Part {
             None if keep_empty => self.start()?,
             None => return Ok(None),
         };
-        let Open { tmp, mut writer, rows, tokens, padding } = open;
+        let Open { tmp, mut writer, rows, tokens, padding, reasons } = open;
         writer.finish().await?;
         let sink = writer.into_inner();
         let sha256 = hex::encode(sink.hash.finalize());
@@ -221,6 +248,7 @@ impl Part {
             bytes: sink.bytes,
             sha256,
             source: None,
+            reasons,
         }))
     }
 }
@@ -233,7 +261,7 @@ pub struct Unit {
 
 impl Unit {
     pub fn new(kept: &Target, rejected: Option<&(Target, usize)>, name: Option<String>) -> Self {
-        Self { kept: Part::new(kept, name.clone()), rejected: rejected.map(|(t, column)| (Part::new(t, name), *column)) }
+        Self { kept: Part::new(kept, name.clone()), rejected: rejected.map(|(t, column)| (Part::new(t, name).counting_reasons(*column), *column)) }
     }
 
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
