@@ -349,3 +349,27 @@ fn losing_the_scheduler_fails_in_one_line_and_a_new_scheduler_resumes() {
     assert_same_files(&job.snapshot(), &clean, "the rerun on a new scheduler differs from the clean run");
     assert!(stats["outputs"][0]["resumed_files"].as_u64().unwrap() >= 1, "{stats}");
 }
+
+#[test]
+fn a_relative_output_path_is_the_clients_folder_on_a_cluster() {
+    // The executors (here started in the test's own folder) wrote the part files into their
+    // working folder and the client wrote the manifest into its own.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(repo_root().join("queries/data/sample.jsonl"), tmp.path().join("in.jsonl")).unwrap();
+    let out = format!("rel-out-{}", std::process::id());
+    let recipe = write(
+        tmp.path(),
+        "r.sql",
+        format!("COPY (SELECT id, _source, _row, tokenize(text, 'tiktoken:cl100k_base') AS input_ids FROM read_jsonl('in.jsonl')) TO '{out}/' STORED AS PARQUET;"),
+    );
+    let cluster = start(1);
+    let run = Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(["run", recipe.to_str().unwrap(), "--quiet", "--cluster", &cluster.url()])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(!std::env::current_dir().unwrap().join(&out).exists(), "an executor wrote into its own folder");
+    assert_eq!(manifest(&tmp.path().join(&out))["rows"], 120);
+    manifest_is_true(&tmp.path().join(&out));
+}

@@ -87,6 +87,17 @@ pub fn to_url(location: &str) -> Result<Url> {
         .map_err(|_| TokqError::Io { uri: location.into(), cause: "not a valid local path".into() })
 }
 
+/// A location that means the same on every machine: a relative local path made absolute against
+/// this process's folder (keeping a trailing `/`); URLs and absolute paths as they are. On a
+/// cluster the executors write where the client means, not in their own working folders.
+pub fn anchored(location: &str) -> Result<String> {
+    if location.contains("://") || std::path::Path::new(location).is_absolute() {
+        return Ok(location.to_string());
+    }
+    let path = absolute(location)?.display().to_string();
+    Ok(if location.ends_with('/') && !path.ends_with('/') { path + "/" } else { path })
+}
+
 /// The object path of a location in its store, taken literally: `#`, `%`, spaces and brackets
 /// are part of a name, never URL syntax (a file `a#1.jsonl` or `b%20c.jsonl` is that file, and
 /// an output folder `o#1/` is written and read back as `o#1`). `_source` is the store-root and

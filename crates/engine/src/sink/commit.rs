@@ -28,6 +28,7 @@ use crate::sink::table::SinkTable;
 use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
 use crate::sink::claim::Claim;
+use crate::store::anchored;
 use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
@@ -57,6 +58,7 @@ impl ParquetTarget {
                 location.trim_end_matches(".parquet")
             )));
         }
+        let location = &anchored(location).df()?;
         let mut t = Self {
             location: location.to_string(),
             compression: DEFAULT_COMPRESSION.to_string(),
@@ -80,6 +82,7 @@ impl ParquetTarget {
                 "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
                 "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
                 "rejects" => {
+                    let value = &anchored(value).df()?;
                     let location = value.trim_end_matches('/').to_string() + "/";
                     if location == t.location.trim_end_matches('/').to_string() + "/" {
                         return Err(DataFusionError::Plan(format!("COPY option 'rejects' must differ from the target '{}'", t.location)));
