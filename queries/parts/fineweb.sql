@@ -14,8 +14,3 @@ COPY (
   FROM judged
 ) TO '${output:-out/fineweb/}' STORED AS PARQUET
   OPTIONS ('rejects' '${rejects:-out/fineweb-rejects/}');
-
-SELECT filter_reason, count(*) AS documents
-FROM read_parquet('${rejects:-out/fineweb-rejects/}')
-GROUP BY filter_reason
-ORDER BY documents DESC, filter_reason;

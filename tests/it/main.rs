@@ -11,6 +11,7 @@ mod large_documents;
 mod lineage;
 mod pack;
 mod quickstart;
+mod report;
 mod resume;
 mod shared_tokenizers;
 mod s3;

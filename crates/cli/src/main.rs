@@ -47,6 +47,15 @@ enum Cmd {
         /// The folder a COPY wrote (local path or s3://...).
         dir: String,
     },
+    /// Make one self-contained HTML page from a run's --stats-json: accounting, drops per filter
+    /// and reason, length and token histograms, dedup cluster sizes, time per statement.
+    Report {
+        /// The --stats-json file of a run.
+        stats: PathBuf,
+        /// Where to write the page.
+        #[arg(short, long, default_value = "tokq-report.html")]
+        output: PathBuf,
+    },
     /// Print a shell completion script: `tokq completions bash > /etc/bash_completion.d/tokq`.
     Completions {
         shell: clap_complete::Shell,
@@ -327,6 +336,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("fallback {reason}");
             }
         }
+        Cmd::Report { stats, output } => {
+            let text = std::fs::read_to_string(&stats).with_context(|| format!("cannot read '{}'", stats.display()))?;
+            let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("'{}' is not JSON", stats.display()))?;
+            let ctx = local_context(SessionConfig::new())?;
+            let report = tokq_engine::report::Report::gather(&ctx, json).await.map_err(|e| anyhow::anyhow!("{}: {}", stats.display(), tokq_engine::runner::root_cause(&e)))?;
+            std::fs::write(&output, report.html()).with_context(|| format!("cannot write '{}'", output.display()))?;
+            eprintln!("tokq: wrote {}", output.display());
+        }
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tokq", &mut std::io::stdout());
         }
@@ -396,7 +413,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. } | Cmd::Completions { .. });
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. } | Cmd::Completions { .. } | Cmd::Report { .. });
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

@@ -43,6 +43,7 @@ pub mod lineage;
 pub(crate) mod order;
 pub(crate) mod pack;
 pub mod recipe;
+pub mod report;
 pub mod results;
 pub mod roots;
 pub mod runner;
