@@ -318,3 +318,15 @@ pub fn assert_same_files(got: &(Snapshot, Snapshot), want: &(Snapshot, Snapshot)
     let (kept, rejects) = (differ(&got.0, &want.0), differ(&got.1, &want.1));
     assert!(kept.is_empty() && rejects.is_empty(), "{what}: these files differ: {kept:?} (output), {rejects:?} (rejects)");
 }
+
+/// Runs queries/pretrain.sql with its stage folders under `dir` (`w/`, `r/`, `o/`) and `extra`
+/// arguments; returns the path of its --stats-json.
+pub fn run_pretrain(dir: &Path, extra: &[&str]) -> PathBuf {
+    let d = dir.display();
+    let stats = dir.join("stats.json");
+    let (work, rejects, output) = (format!("work={d}/w/"), format!("rejects={d}/r/"), format!("output={d}/o/"));
+    let mut args = vec!["run", "queries/pretrain.sql", "--quiet", "--set", &work, "--set", &rejects, "--set", &output, "--stats-json", stats.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    tokq_ok(&args);
+    stats
+}

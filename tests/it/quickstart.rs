@@ -179,13 +179,7 @@ fn the_manifest_is_an_empty_part_with_the_outputs_schema_and_replaces_a_version_
 fn the_pretrain_recipe_from_parts_accounts_for_every_document_at_every_stage() {
     use datafusion::arrow::array::{Array, AsArray, ListArray};
     let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path().display();
-    let stats = tmp.path().join("stats.json");
-    tokq_ok(&[
-        "run", "queries/pretrain.sql", "--quiet", "--set", "seq_len=128", "--set", "pack=tail=pad,pad=0",
-        "--set", &format!("work={d}/w/"), "--set", &format!("rejects={d}/r/"), "--set", &format!("output={d}/o/"),
-        "--stats-json", stats.to_str().unwrap(),
-    ]);
+    let stats = run_pretrain(tmp.path(), &["--set", "seq_len=128", "--set", "pack=tail=pad,pad=0"]);
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     let stages: Vec<(u64, u64, u64)> = stats["accounting"].as_array().unwrap().iter().map(|a| (a["input_rows"].as_u64().unwrap(), a["kept"].as_u64().unwrap(), a["rejected"].as_u64().unwrap())).collect();
     // The cascade sees the 200 documents; dedup sees what the cascade kept.

@@ -29,13 +29,7 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 #[test]
 fn the_report_of_the_pretrain_run_shows_every_section_and_renders_in_chromium() {
     let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path().display();
-    let stats = tmp.path().join("stats.json");
-    tokq_ok(&[
-        "run", "queries/pretrain.sql", "--quiet", "--set", "seq_len=128",
-        "--set", &format!("work={d}/w/"), "--set", &format!("rejects={d}/r/"), "--set", &format!("output={d}/o/"),
-        "--stats-json", stats.to_str().unwrap(),
-    ]);
+    let stats = run_pretrain(tmp.path(), &["--set", "seq_len=128"]);
     let page = tmp.path().join("report.html");
     tokq_ok(&["report", stats.to_str().unwrap(), "-o", page.to_str().unwrap()]);
     let html = std::fs::read_to_string(&page).unwrap();
