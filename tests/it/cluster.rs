@@ -211,6 +211,15 @@ fn packing_on_a_two_executor_cluster_equals_the_local_run() {
         k
     };
     assert_eq!(key(a), key(b), "the same rows as the local run");
+    // Without --partitions too, on more files than cores: both take this machine's cores
+    // (Ballista's default was 16, and a cluster packed other rows than the laptop).
+    let input = format!("input={}", synthetic_corpus(&tmp.path().join("in"), 6, 40));
+    let (local, remote) = (tmp.path().join("local-default"), tmp.path().join("remote-default"));
+    let defaults = [&["--set", input.as_str()], &opts[2..]].concat();
+    run_pack(&local, &defaults);
+    run_pack(&remote, &[&["--cluster", url.as_str()], &defaults[..]].concat());
+    let (a, b) = (packed_rows(&read_output(&local).batch), packed_rows(&read_output(&remote).batch));
+    assert_eq!(key(a), key(b), "the same rows as the local run with the default partitions");
 
     // Padded rows: the scalar functions on the executors give the local run's ids and masks.
     let padded = |dir: &std::path::Path| {

@@ -176,7 +176,8 @@ struct RecipeArgs {
     /// Run on a Ballista cluster, e.g. df://127.0.0.1:50050.
     #[arg(long, value_name = "URL")]
     cluster: Option<String>,
-    /// Partitions (parallel tasks and output files); default: the number of cores.
+    /// Partitions (parallel tasks and output files); default: this machine's cores, on a
+    /// cluster too (Ballista's own default is 16), so that local and cluster runs agree.
     #[arg(long)]
     partitions: Option<usize>,
     /// What to do with a malformed input row.
@@ -260,12 +261,14 @@ async fn context(a: &RecipeArgs) -> anyhow::Result<SessionContext> {
         Some(_) => tokq_engine::cluster::member_config(secret.as_ref()),
         _ => with_tokq(SessionConfig::new()),
     };
-    if let Some(n) = a.partitions {
-        if n == 0 {
-            bail!("--partitions must be at least 1");
-        }
-        config = config.with_target_partitions(n);
+    // DataFusion's default is this machine's cores, Ballista's 16: one default for both, so that
+    // what depends on the partitions (packed rows, partition-layout files) is the same locally
+    // and on a cluster. Give a cluster more with --partitions.
+    let n = a.partitions.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if n == 0 {
+        bail!("--partitions must be at least 1");
     }
+    config = config.with_target_partitions(n);
     let bad = match a.on_bad_row {
         BadRow::Fail => "fail",
         BadRow::Skip => "skip",
