@@ -215,9 +215,13 @@ impl Part {
 
     fn start(&self) -> Result<Open> {
         // Unique per attempt: a retried task never writes into a file another attempt is writing.
+        // The counter tells apart the parts this process starts in the same nanosecond (unnamed
+        // parts of two partitions did, and one renamed the other's file away).
+        static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let seq = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = self.name.as_deref().unwrap_or("part");
-        let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}{TMP_SUFFIX}", std::process::id()).as_str());
+        let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}-{seq}{TMP_SUFFIX}", std::process::id()).as_str());
         let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
         let writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
         Ok(Open { tmp, writer, rows: 0, tokens: 0, padding: 0, reasons: BTreeMap::new() })
