@@ -77,10 +77,15 @@ fn dedup_recipe_removes_planted_duplicates_with_reasons() {
     let tmp = tempfile::tempdir().unwrap();
     let (docs, expect) = planted();
     let input = write(tmp.path(), "docs.jsonl", jsonl(&docs));
-    run_dedup(tmp.path(), &input, &[]);
+    let stats = tmp.path().join("stats.json");
+    run_dedup(tmp.path(), &input, &["--stats-json", stats.to_str().unwrap()]);
     let got = rejected(tmp.path());
     let want: BTreeMap<_, _> = expect.iter().map(|(k, (r, p))| (k.clone(), (r.to_string(), p.clone()))).collect();
     assert_eq!(got, want);
+    // The stats have the clusters by size: 11 exact pairs and 10 near pairs, each counted once.
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let last = stats["accounting"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["duplicate_clusters"], serde_json::json!({"2": 21}), "{last}");
     let kept = read_output(&tmp.path().join("out")).batch;
     assert_eq!(kept.num_rows() + got.len(), docs.len(), "every input row is kept or rejected");
     assert!(kept.column_by_name("filter_reason").is_none());

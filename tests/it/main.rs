@@ -14,6 +14,7 @@ mod quickstart;
 mod report;
 mod resume;
 mod shared_tokenizers;
+mod single_file;
 mod s3;
 mod statements;
 mod web;

@@ -199,6 +199,10 @@ fn the_pretrain_recipe_from_parts_accounts_for_every_document_at_every_stage() {
     assert_eq!((per_filter, per_reason), (stages[0].2, stages[0].2));
     assert!(quality["filters"]["gopher_quality"].as_u64().unwrap() > 0 && quality["reasons"]["gopher_quality:gopher_short_doc"].as_u64().unwrap() > 0, "{quality}");
     assert_eq!(stats["accounting"][1]["filters"]["minhash_duplicate"], stages[1].2, "{stats}");
+    // Each cluster of n documents removes n - 1; the cascade has no clusters.
+    let removed: u64 = stats["accounting"][1]["duplicate_clusters"].as_object().unwrap().iter().map(|(size, n)| (size.parse::<u64>().unwrap() - 1) * n.as_u64().unwrap()).sum();
+    assert_eq!(removed, stages[1].2, "{stats}");
+    assert_eq!(stats["accounting"][0]["duplicate_clusters"], serde_json::json!({}));
     // A time per statement, each named by the file it is written in.
     let timed = stats["statements"].as_array().unwrap();
     assert!(timed.len() > 20 && timed.iter().all(|t| t["seconds"].as_f64().unwrap() >= 0.0));

@@ -91,7 +91,23 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
     };
     let remote_rows = rows(&read_output(&remote).batch);
     assert!(remote_rows.iter().all(|r| r.1.starts_with(&format!("s3://{BUCKET}/in/"))), "{:?}", remote_rows[0].1);
-    assert_eq!(strip(remote_rows), strip(rows(&read_output(&local).batch)));
+    assert_eq!(strip(remote_rows.clone()), strip(rows(&read_output(&local).batch)));
+
+    // One file on S3: the same rows, and no staging objects left behind.
+    let out = tokq_on_s3(&endpoint)
+        .args(["run", "queries/quickstart.sql", "--quiet"])
+        .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
+        .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
+        .args(["--set", &format!("output=s3://{BUCKET}/single/one.parquet")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed = store.list_with_delimiter(Some(&Path::from("single"))).await.unwrap();
+    let objects: Vec<String> = listed.objects.iter().map(|m| m.location.to_string()).collect();
+    assert_eq!((objects, listed.common_prefixes), (vec!["single/one.parquet".to_string()], vec![]));
+    let one = tmp.path().join("one.parquet");
+    std::fs::write(&one, store.get(&Path::from("single/one.parquet")).await.unwrap().bytes().await.unwrap()).unwrap();
+    assert_eq!(rows(&read_output_file(&one)), remote_rows);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Int64Type;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::empty::EmptyTable;
 use datafusion::error::{DataFusionError, Result};
@@ -230,6 +232,31 @@ impl<'a> Runner<'a> {
         Ok((input, plan, planned))
     }
 
+    /// Duplicate clusters per size among a COPY's rejects, when they carry `cluster_id` and
+    /// `cluster_size` (dedup): each cluster once, from any of its removed members. The rejects
+    /// are read again (two small columns) once the COPY has committed them.
+    async fn duplicate_clusters(&self, planned: &sink::PlannedCopy) -> Result<BTreeMap<u64, u64>> {
+        let mut sizes = BTreeMap::new();
+        let (Some((rejects, schema)), Some(target)) = (planned.outputs()?.into_iter().nth(1), &planned.target.rejects) else { return Ok(sizes) };
+        if schema.column_with_name("cluster_id").is_none() || schema.column_with_name("cluster_size").is_none() {
+            return Ok(sizes);
+        }
+        // An exact group's keeper may also root a MinHash cluster: the reason tells them apart.
+        let sql = format!(
+            "SELECT CAST(cluster_size AS BIGINT), CAST(count(*) AS BIGINT) FROM \
+             (SELECT DISTINCT \"{}\", cluster_id, cluster_size FROM read_parquet('{}') WHERE cluster_size IS NOT NULL) GROUP BY 1",
+            target.column.replace('"', "\"\""),
+            rejects.replace('\'', "''")
+        );
+        for batch in self.ctx.sql(&sql).await?.collect().await? {
+            let (size, n) = (batch.column(0).as_primitive::<Int64Type>(), batch.column(1).as_primitive::<Int64Type>());
+            for i in 0..batch.num_rows() {
+                sizes.insert(size.value(i) as u64, n.value(i) as u64);
+            }
+        }
+        Ok(sizes)
+    }
+
     /// Runs every statement in order; stops at the first error.
     pub async fn run(&self) -> Result<RunStats, StatementError> {
         match self.run_with_stats().await {
@@ -343,20 +370,23 @@ impl<'a> Runner<'a> {
                     *total = total.add(&c);
                 }
                 let target = &planned.target;
-                outputs.push(OutputStats::new(&target.location, &written.manifest, &written.files, false));
+                let kept_target = target.file.clone().unwrap_or_else(|| target.location.clone());
+                outputs.push(OutputStats::new(&kept_target, &written.manifest, &written.files, false));
                 if let (Some(r), Some(m)) = (&target.rejects, &written.rejects) {
-                    outputs.push(OutputStats::new(&r.location, m, &written.files, true));
+                    let rejects_target = target.rejects_file.clone().unwrap_or_else(|| r.location.clone());
+                    outputs.push(OutputStats::new(&rejects_target, m, &written.files, true));
                     // Input files whose output an interrupted run committed were not read again.
                     let resumed: BTreeMap<_, _> = written.files.iter().filter(|f| f.resumed).filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect();
                     accounting.push(Accounting {
                         statement: stmt.number,
                         input_rows: rows_from(&inputs) - rows_before + resumed.values().sum::<u64>(),
                         kept: written.manifest.rows,
-                        kept_target: target.location.clone(),
+                        kept_target,
                         rejected: m.rows,
-                        rejects_target: r.location.clone(),
+                        rejects_target,
                         filters: Accounting::by_filter(&m.reasons),
                         reasons: m.reasons.clone(),
+                        duplicate_clusters: self.duplicate_clusters(&planned).await?,
                     });
                 }
             }

@@ -77,6 +77,10 @@ pub struct Accounting {
     /// Rejected rows per filter: the part of each reason before its `:` (`gopher_quality` of
     /// `gopher_quality:gopher_short_doc`), as datatrove's `dropped_{reason}` stats group them.
     pub filters: BTreeMap<String, u64>,
+    /// Duplicate clusters per size (documents in the cluster, keeper included), when the
+    /// rejects carry `cluster_id` and `cluster_size` as the dedup recipe writes them; each
+    /// cluster counted once. Empty for other COPYs.
+    pub duplicate_clusters: BTreeMap<u64, u64>,
 }
 
 impl Accounting {

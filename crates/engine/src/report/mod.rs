@@ -1,8 +1,8 @@
 //! `tokq report STATS.json`: one self-contained HTML page (no network, no script) from a run's
 //! `--stats-json` and the folders it wrote: the accounting, drops per filter and reason, document
 //! length and token count histograms before and after each filtering COPY, dedup cluster sizes,
-//! and the time and throughput of each statement. The figures come from the stats; the
-//! histograms from the output folders, read again with DataFusion.
+//! and the time and throughput of each statement. The figures and cluster sizes come from the
+//! stats; the length and token histograms from the output folders, read again with DataFusion.
 
 mod html;
 
@@ -25,6 +25,16 @@ pub struct Histogram {
 }
 
 impl Histogram {
+    /// The histogram of exact `(value, rows)` counts.
+    pub fn of_counts(counts: impl IntoIterator<Item = (i64, u64)>, offset: i64) -> Self {
+        let mut h = Self { offset, ..Self::default() };
+        for (value, n) in counts {
+            let k = (((value - offset).max(0) + 1) as f64).log2().floor() as i64;
+            *h.bins.entry(k).or_default() += n;
+        }
+        h
+    }
+
     /// The values bin `k` holds, as text: `0`, `1-2`, `3-6`, ...
     pub fn label(&self, k: i64) -> String {
         let (lo, hi) = ((1i64 << k) - 1 + self.offset, (1i64 << (k + 1)) - 2 + self.offset);
@@ -112,13 +122,7 @@ impl Report {
             } else {
                 (Histogram::default(), Histogram::default())
             };
-            // One entry per cluster: its size, from any of its removed members.
-            let cluster_sizes = if rc.iter().any(|c| c == "cluster_size") && rc.iter().any(|c| c == "cluster_id") {
-                let clusters = format!("(SELECT DISTINCT cluster_id, cluster_size FROM {} WHERE cluster_size IS NOT NULL) AS c", read(rejects));
-                histogram(ctx, &clusters, "cluster_size", 1).await?
-            } else {
-                Histogram::default()
-            };
+            let cluster_sizes = Histogram::of_counts(a["duplicate_clusters"].as_object().into_iter().flatten().filter_map(|(size, n)| Some((size.parse().ok()?, n.as_u64()?))), 1);
             let reasons = a["reasons"].as_object().map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect()).unwrap_or_default();
             stages.push(Stage {
                 statement: a["statement"].as_u64().unwrap_or(0) as usize,

@@ -28,7 +28,8 @@ use crate::sink::table::SinkTable;
 use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
 
 use crate::sink::claim::Claim;
-use crate::store::anchored;
+use crate::store::{anchored, object_path};
+use crate::sink::single;
 use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
@@ -39,7 +40,12 @@ pub const DEFAULT_REJECT_COLUMN: &str = "filter_reason";
 /// What the user asked of a Parquet COPY.
 #[derive(Debug, Clone)]
 pub struct ParquetTarget {
+    /// The folder the parts and manifest go to: for a single-file target, its staging folder.
     pub location: String,
+    /// A target ending in `.parquet`: the one file the staging folder's parts become.
+    pub file: Option<String>,
+    /// The same for the rejects.
+    pub rejects_file: Option<String>,
     pub compression: String,
     pub max_row_group_rows: usize,
     pub max_row_group_bytes: usize,
@@ -51,16 +57,12 @@ pub struct ParquetTarget {
 
 impl ParquetTarget {
     pub fn new(location: &str, options: &[(String, String)]) -> Result<Self> {
-        if location.ends_with(".parquet") {
-            return Err(DataFusionError::Plan(format!(
-                "COPY target '{location}': tokq writes a directory of part files and a manifest; \
-                 give a directory such as '{}/'",
-                location.trim_end_matches(".parquet")
-            )));
-        }
-        let location = &anchored(location).df()?;
+        let (location, file) = staged(location)?;
+        let location = &location;
         let mut t = Self {
             location: location.to_string(),
+            file,
+            rejects_file: None,
             compression: DEFAULT_COMPRESSION.to_string(),
             max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
@@ -82,7 +84,9 @@ impl ParquetTarget {
                 "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
                 "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
                 "rejects" => {
-                    let value = &anchored(value).df()?;
+                    let (value, file) = staged(value)?;
+                    t.rejects_file = file;
+                    let value = &value;
                     let location = value.trim_end_matches('/').to_string() + "/";
                     if location == t.location.trim_end_matches('/').to_string() + "/" {
                         return Err(DataFusionError::Plan(format!("COPY option 'rejects' must differ from the target '{}'", t.location)));
@@ -113,6 +117,15 @@ impl ParquetTarget {
         }
         Ok(t)
     }
+}
+
+/// A target's folder, anchored: for `x.parquet`, its staging folder and the file.
+fn staged(location: &str) -> Result<(String, Option<String>)> {
+    let location = anchored(location).df()?;
+    if location.ends_with(".parquet") {
+        return Ok((super::single::staging(&location), Some(location)));
+    }
+    Ok((location, None))
 }
 
 /// What the footer records about how a plan made its rows.
@@ -185,8 +198,9 @@ impl PlannedCopy {
     /// rejects (which keep the reason column).
     pub fn outputs(&self) -> Result<Vec<(String, SchemaRef)>> {
         let (kept, _) = kept_schema(&self.input_schema, &self.opts)?;
-        let mut out = vec![(self.target.location.clone(), kept)];
-        out.extend(self.target.rejects.as_ref().map(|r| (r.location.clone(), Arc::clone(&self.input_schema))));
+        let t = &self.target;
+        let mut out = vec![(t.file.clone().unwrap_or_else(|| t.location.clone()), kept)];
+        out.extend(t.rejects.as_ref().map(|r| (t.rejects_file.clone().unwrap_or_else(|| r.location.clone()), Arc::clone(&self.input_schema))));
         Ok(out)
     }
 }
@@ -246,16 +260,44 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
             Err(e) => return Err(release(claims, e).await),
         }
     }
-    let written = write_claimed(ctx, plan, copy, (store, dir), rejects).await;
-    match written {
+    let singles = [(&copy.target.file, Some((&store, &dir))), (&copy.target.rejects_file, rejects.as_ref().map(|(s, d)| (s, d)))];
+    for (file, staging) in &singles {
+        if let (Some(file), Some((s, _))) = (file, staging) {
+            if let Err(e) = single::check_target(s, &object_path(file).df()?, file, copy.target.overwrite).await {
+                return Err(release(claims, e).await);
+            }
+        }
+    }
+    let written = write_claimed(ctx, plan, copy, (store.clone(), dir.clone()), rejects.clone()).await;
+    let published = match written {
+        Ok(w) => publish(&singles, &w).await.map(|()| w),
+        Err(e) => Err(e),
+    };
+    match published {
         Ok(w) => {
             for c in claims {
                 c.release().await?;
+            }
+            let locations = [copy.target.location.as_str(), copy.target.rejects.as_ref().map_or("", |r| r.location.as_str())];
+            for ((file, staging), location) in singles.into_iter().zip(locations) {
+                if let (Some(_), Some((s, d))) = (file, staging) {
+                    single::remove_staging(s, d, location).await?;
+                }
             }
             Ok(w)
         }
         Err(e) => Err(release(claims, e).await),
     }
+}
+
+/// Concatenates each single-file target's committed parts into its file.
+async fn publish(singles: &[(&Option<String>, Option<(&Arc<dyn ObjectStore>, &Path)>); 2], w: &Written) -> Result<()> {
+    for ((file, staging), manifest) in singles.iter().zip([Some(&w.manifest), w.rejects.as_ref()]) {
+        if let (Some(file), Some((s, d)), Some(m)) = (file, staging, manifest) {
+            single::publish(s, d, m, &object_path(file).df()?).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Releases the claims of a failed write, keeping its error.

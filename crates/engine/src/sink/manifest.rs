@@ -12,6 +12,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::file::metadata::{KeyValue, ParquetMetaDataReader};
 use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::execution::object_store::ObjectStoreRegistry;
+use object_store::ObjectStoreExt;
 use serde::{Deserialize, Serialize};
 use tokq_core::pack::PackOptions;
 use tokq_udfs::args::df;
@@ -92,12 +94,19 @@ impl Manifest {
     }
 }
 
-/// The manifest of the output folder at `location` (a local path or URI).
+/// The manifest of the output folder at `location` (a local path or URI), or of the single
+/// `.parquet` file a COPY wrote there (from its footer).
 pub fn read(location: &str) -> Result<Manifest> {
-    let file = format!("{}/{MANIFEST_NAME}", location.trim_end_matches('/'));
-    match crate::store::read_bytes(&file) {
-        Ok(bytes) => Manifest::decode(Bytes::from(bytes)),
-        Err(tokq_core::TokqError::Io { .. }) => Err(DataFusionError::Plan(format!(
+    let url = crate::store::to_url(location).map_err(df)?;
+    let store = crate::store::TokqObjectStoreRegistry::new().get_store(&url)?;
+    if location.ends_with(".parquet") {
+        let file = crate::store::object_path(location).map_err(df)?;
+        return crate::store::block_on(super::single::read_manifest(&store, &file, location));
+    }
+    let file = crate::store::object_path(location).map_err(df)?.join(MANIFEST_NAME);
+    match crate::store::block_on(store.get(&file)) {
+        Ok(got) => Manifest::decode(crate::store::block_on(got.bytes()).map_err(df)?),
+        Err(object_store::Error::NotFound { .. }) => Err(DataFusionError::Plan(format!(
             "'{location}' has no {MANIFEST_NAME}: the run writing there has not finished, or it is not a folder tokq wrote"
         ))),
         Err(e) => Err(df(e)),

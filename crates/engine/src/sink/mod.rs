@@ -11,6 +11,9 @@
 //! - **partition**: one file per partition (named from its content), for plans that exchange rows (joins, GROUP BY,
 //!   packing). The rows are the same on every run, but which file holds a row, and in what
 //!   order, depends on the partitions.
+//!
+//! A target ending in `.parquet` is one file: the folder is written beside it, hidden, and its
+//! parts concatenated into the file ([`single`]).
 
 pub(crate) mod claim;
 pub(crate) mod commit;
@@ -19,6 +22,7 @@ pub(crate) mod journal;
 pub(crate) mod layout;
 pub mod manifest;
 pub(crate) mod part;
+pub(crate) mod single;
 pub(crate) mod table;
 
 use std::collections::BTreeMap;
