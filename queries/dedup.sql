@@ -5,18 +5,24 @@
 -- 'minhash_duplicate', the cluster_id and the representative's doc_id. Every input row lands in
 -- one of the two. The representative of a group is its smallest lineage key (source, row).
 --   tokq run queries/dedup.sql
--- Parameters (--set NAME=VALUE): input, output, rejects, work (scratch directory for signatures,
--- groups and clustering rounds), bands, rows (LSH: 14 x 8; the signature gets bands * rows
--- permutations), verify (keep only candidate pairs with exact shingle Jaccard >= verify; 0,
--- the default, trusts the bands as datatrove does).
+
+PARAMETERS (
+  input     path    DEFAULT 'queries/data/*.jsonl*',  -- JSONL files: a file, folder or glob, local or s3://
+  output    path    DEFAULT 'out/dedup/',
+  rejects   path    DEFAULT 'out/dedup-rejects/',
+  work      folder  DEFAULT 'out/dedup-work/',        -- scratch: signatures, groups, clustering rounds
+  bands     integer DEFAULT 14,                       -- LSH bands; the signature has bands * rows hashes
+  rows      integer DEFAULT 8,                        -- hashes per band
+  verify    number  DEFAULT 0                         -- keep a candidate pair only at exact shingle Jaccard >= verify (0 trusts the bands, as datatrove)
+);
 
 CREATE VIEW docs AS
 SELECT id AS doc_id, text, _source, _row
-FROM read_jsonl('${input:-queries/data/*.jsonl*}');
+FROM read_jsonl('${input}');
 
 -- The steps live in a part, which queries/pretrain.sql includes too.
 INCLUDE 'parts/dedup.sql' WITH (
-  docs = docs, work = '${work:-out/dedup-work/}', output = '${output:-out/dedup/}',
-  rejects = '${rejects:-out/dedup-rejects/}', bands = ${bands:-14}, rows = ${rows:-8}, verify = ${verify:-0}
+  docs = docs, work = '${work}', output = '${output}',
+  rejects = '${rejects}', bands = ${bands}, rows = ${rows}, verify = ${verify}
 );
 

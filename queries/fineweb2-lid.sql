@@ -4,15 +4,22 @@
 -- not routed. Kept rows go to `output` with `lang_script` (partition by it downstream); rejected
 -- rows to `rejects` with 'language:below_threshold' or 'language:unrouted'.
 --   tokq run queries/fineweb2-lid.sql --set lid_model=PATH/glotlid.bin
--- Parameters (--set NAME=VALUE): input, lid_model, thresholds (CSV), output, rejects.
+
+PARAMETERS (
+  input     path    DEFAULT 'queries/data/*.jsonl*',  -- JSONL files: a file, folder or glob, local or s3://
+  lid_model path,                                     -- a fastText model with lang_Script labels (GlotLID)
+  thresholds path   DEFAULT 'queries/data/fineweb2-thresholds.csv', -- CSV: lang_script,threshold
+  output    path    DEFAULT 'out/fineweb2-lid/',
+  rejects   path    DEFAULT 'out/fineweb2-lid-rejects/'
+);
 
 CREATE EXTERNAL TABLE thresholds (lang_script VARCHAR NOT NULL, threshold DOUBLE NOT NULL)
-STORED AS CSV LOCATION '${thresholds:-queries/data/fineweb2-thresholds.csv}'
+STORED AS CSV LOCATION '${thresholds}'
 OPTIONS ('format.has_header' 'true');
 
 CREATE VIEW identified AS
 SELECT id AS doc_id, _source, _row, text, detect_language(text, 'fasttext:${lid_model}') AS language
-FROM read_jsonl('${input:-queries/data/*.jsonl*}');
+FROM read_jsonl('${input}');
 
 CREATE VIEW routed AS
 SELECT doc_id, _source, _row, text,
@@ -28,11 +35,11 @@ COPY (
          END AS filter_reason,
          r.text
   FROM routed r LEFT JOIN thresholds t ON r.lang_script = t.lang_script
-) TO '${output:-out/fineweb2-lid/}' STORED AS PARQUET
-  OPTIONS ('rejects' '${rejects:-out/fineweb2-lid-rejects/}');
+) TO '${output}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects}');
 
 SELECT lang_script, count(*) AS documents
-FROM read_parquet('${output:-out/fineweb2-lid/}')
+FROM read_parquet('${output}')
 GROUP BY lang_script
 ORDER BY documents DESC, lang_script
 LIMIT 20;

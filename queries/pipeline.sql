@@ -1,14 +1,22 @@
 -- The whole job on the bundled sample, in the order a pretraining pipeline runs it:
 -- read -> clean -> quality filters -> exact dedup -> tokenize -> pack -> write, with rejects.
 --   tokq run queries/pipeline.sql
--- Parameters (--set NAME=VALUE): input, tokenizer, eos (the tokenizer's end-of-text token), seq_len,
--- pack (pack_tokens options: tail=pad,pad=ID keeps the last partial row), output, rejects.
 -- MinHash near-dedup is queries/dedup.sql; run it first on large corpora.
+
+PARAMETERS (
+  input     path    DEFAULT 'queries/data/*.jsonl*',  -- JSONL files: a file, folder or glob, local or s3://
+  tokenizer text    DEFAULT 'tiktoken:cl100k_base',   -- as tokenize() takes it: a tokenizer.json or tiktoken:NAME
+  eos       text    DEFAULT '<|endoftext|>',          -- the tokenizer's end-of-text token
+  seq_len   integer DEFAULT 512,                      -- tokens per packed row
+  pack      text    DEFAULT 'tail=drop',              -- pack_tokens options: tail=pad,pad=ID keeps the last partial row
+  output    path    DEFAULT 'out/pipeline/',
+  rejects   path    DEFAULT 'out/pipeline-rejects/'
+);
 
 -- Read with lineage (_source, _row) and clean the text.
 CREATE VIEW docs AS
 SELECT id AS doc_id, _source, _row, clean_text(text) AS text
-FROM read_jsonl('${input:-queries/data/*.jsonl*}');
+FROM read_jsonl('${input}');
 
 -- FineWeb's filter cascade (datatrove's decisions and reason strings) in one pass.
 CREATE VIEW judged AS
@@ -24,16 +32,16 @@ FROM judged;
 COPY (
   SELECT doc_id, _source, _row, coalesce(q['filter_reason'], 'exact_duplicate') AS filter_reason
   FROM ranked WHERE q['filter_reason'] IS NOT NULL OR copy > 1
-) TO '${rejects:-out/pipeline-rejects/}' STORED AS PARQUET;
+) TO '${rejects}' STORED AS PARQUET;
 
 CREATE VIEW tokenized AS
-SELECT doc_id, _source, _row, tokenize(q['text'], '${tokenizer:-tiktoken:cl100k_base}', 'eos=${eos:-<|endoftext|>}') AS input_ids
+SELECT doc_id, _source, _row, tokenize(q['text'], '${tokenizer}', 'eos=${eos}') AS input_ids
 FROM ranked WHERE q['filter_reason'] IS NULL AND copy = 1
 ORDER BY _source, _row;
 
 -- Rows of exactly seq_len tokens; each row lists the documents it holds.
 COPY (
-  SELECT * FROM pack_tokens('tokenized', ${seq_len:-512}, '${pack:-tail=drop}')
-) TO '${output:-out/pipeline/}' STORED AS PARQUET;
+  SELECT * FROM pack_tokens('tokenized', ${seq_len}, '${pack}')
+) TO '${output}' STORED AS PARQUET;
 
-SELECT count(*) AS rows, sum(n_tokens) AS tokens FROM read_parquet('${output:-out/pipeline/}');
+SELECT count(*) AS rows, sum(n_tokens) AS tokens FROM read_parquet('${output}');

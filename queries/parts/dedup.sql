@@ -1,13 +1,22 @@
 -- Part (INCLUDE it): exact, then MinHash near-dedup of the view ${docs} (doc_id, text, _source,
 -- _row), as datatrove's MinhashDedup decides it. See queries/dedup.sql for the whole recipe.
--- Parameters: docs (a view), work (scratch folder, ending in /), output, rejects, bands, rows, verify.
+
+PARAMETERS (
+  docs    name    DEFAULT docs,                 -- the view to dedup: doc_id, text, _source, _row
+  work    folder  DEFAULT 'out/dedup-work/',    -- scratch tables, in folders under it
+  output  path    DEFAULT 'out/dedup/',         -- every unique document, and each cluster's keeper
+  rejects path    DEFAULT 'out/dedup-rejects/', -- duplicates, with filter_reason and cluster
+  bands   integer DEFAULT 14,                   -- LSH bands (datatrove: 14)
+  rows    integer DEFAULT 8,                    -- rows per band (datatrove: 8)
+  verify  number  DEFAULT 0                     -- keep a link only at exact Jaccard >= verify (0: off)
+);
 
 -- 1. One pass over the input: each document's content hash and LSH band hashes, with lineage.
 COPY (
   SELECT doc_id, _source, _row, text, text_hash(text) AS content_hash,
-         minhash_bands(minhash(text, ${bands:-14} * ${rows:-8}), ${bands}, ${rows}) AS bands
-  FROM ${docs:-docs}
-) TO '${work:-out/dedup-work/}signed/' STORED AS PARQUET;
+         minhash_bands(minhash(text, ${bands} * ${rows}), ${bands}, ${rows}) AS bands
+  FROM ${docs}
+) TO '${work}signed/' STORED AS PARQUET;
 
 CREATE VIEW signed AS SELECT * FROM read_parquet('${work}signed/');
 
@@ -52,7 +61,7 @@ SELECT r.node AS a, b.root AS b FROM buckets b JOIN band_rows r ON r.band = b.ba
 -- Optional verification: with verify > 0, a link stays only if the two texts' shingle sets
 -- have exact Jaccard >= verify. The optimizer removes whichever branch does not apply.
 CREATE VIEW links AS
-SELECT a, b FROM candidates WHERE ${verify:-0} <= 0
+SELECT a, b FROM candidates WHERE ${verify} <= 0
 UNION ALL
 SELECT c.a, c.b FROM candidates c JOIN nodes x ON c.a = x.node JOIN nodes y ON c.b = y.node
 WHERE ${verify} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify};
@@ -83,8 +92,8 @@ COPY (
   FROM clustered c RIGHT JOIN (
     exact e RIGHT JOIN keyed n ON n.content_hash = e.content_hash
   ) ON n.node = c.node
-) TO '${output:-out/dedup/}' STORED AS PARQUET
-  OPTIONS ('rejects' '${rejects:-out/dedup-rejects/}');
+) TO '${output}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects}');
 
 SELECT filter_reason, count(*) AS documents, count(DISTINCT cluster_id) AS clusters
 FROM read_parquet('${rejects}')

@@ -101,10 +101,25 @@ fn a_mistyped_set_name_and_a_folder_glued_to_a_path_fail_before_anything_is_writ
     let d = tempfile::tempdir().unwrap();
     let err = tokq_err(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("outptu={}/o/", d.path().display())]);
     assert!(err.contains("--set outptu=...: queries/quickstart.sql has no parameter '${outptu}' (its parameters: input, output, tokenizer)"), "{err}");
+    // A value of the wrong type is refused before anything runs.
+    let err = tokq_err(&["run", "queries/dedup.sql", "--quiet", "--set", "bands=many", "--set", &format!("output={}/o/", d.path().display())]);
+    assert!(err.contains("--set bands=many: queries/dedup.sql:") && err.contains("declares 'bands' integer, so it must be a whole number"), "{err}");
+    // A recipe that does not declare its parameters refuses a folder glued to more path.
+    let r = write(d.path(), "r.sql", "COPY (SELECT 1 AS a) TO '${work:-out/w/}signed/' STORED AS PARQUET");
     let work = format!("work={}/w", d.path().display());
-    let err = tokq_err(&["run", "queries/dedup.sql", "--quiet", "--set", &work, "--set", &format!("output={}/o/", d.path().display())]);
+    let err = tokq_err(&["run", r.to_str().unwrap(), "--quiet", "--set", &work]);
     assert!(err.contains("'${work}' is followed by 'signed/'") && err.contains(&format!("pass --set {work}/")), "{err}");
-    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing was written");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "nothing was written but the recipe");
+}
+
+#[test]
+fn a_declared_folder_gets_its_slash_and_a_required_parameter_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let r = write(d.path(), "r.sql", "PARAMETERS (work folder, n integer DEFAULT 2);\nCOPY (SELECT ${n} AS a) TO '${work}signed/' STORED AS PARQUET");
+    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    assert!(err.ends_with("r.sql:1: 'work' (folder) has no default: give it with --set work=VALUE"), "{err}");
+    tokq_ok(&["run", r.to_str().unwrap(), "--quiet", "--set", &format!("work={}/w", d.path().display())]);
+    assert_eq!(read_output(&d.path().join("w/signed")).batch.num_rows(), 1);
 }
 
 #[test]

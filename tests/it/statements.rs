@@ -138,3 +138,28 @@ fn explain_plans_every_statement_of_every_shipped_recipe_without_writing() {
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "explain wrote nothing");
 }
+
+#[test]
+fn every_shipped_recipe_and_part_declares_its_parameters_once_with_types() {
+    let mut recipes = Vec::new();
+    for dir in ["queries", "queries/parts"] {
+        recipes.extend(std::fs::read_dir(repo_root().join(dir)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "sql")));
+    }
+    assert!(recipes.len() >= 14);
+    for r in recipes {
+        let listed = tokq_ok(&["params", r.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&r).unwrap();
+        assert!(!text.contains(":-"), "{}: defaults belong in PARAMETERS", r.display());
+        // Each declared name is used, and listed with its type.
+        let names: Vec<&str> = listed.lines().filter(|l| !l.starts_with(' ')).filter_map(|l| l.split_whitespace().next()).collect();
+        assert!(!names.is_empty(), "{}: {listed}", r.display());
+        for n in names {
+            assert!(text.contains(&format!("${{{n}}}")), "{}: '{n}' is declared but not used", r.display());
+        }
+    }
+    let listed = tokq_ok(&["params", "queries/pretrain.sql"]);
+    assert!(listed.contains("seq_len    integer  = \"2048\"") && listed.contains("tokens per packed row"), "{listed}");
+    let d = tempfile::tempdir().unwrap();
+    let r = write(d.path(), "plain.sql", "SELECT '${a:-x}'");
+    assert!(tokq_err(&["params", r.to_str().unwrap()]).contains("declares no PARAMETERS"));
+}

@@ -36,6 +36,11 @@ enum Cmd {
     Run(RunArgs),
     /// Print each statement's logical and physical plan without reading or writing data.
     Explain(RecipeArgs),
+    /// List a recipe's declared parameters: name, type, default and what each is for.
+    Params {
+        /// The recipe file.
+        recipe: PathBuf,
+    },
     /// Load a tokenizer spec and say which encoder runs it: tokq's own, or the reference
     /// implementation and why.
     Tokenizer {
@@ -331,6 +336,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let recipe = load_recipe(&a)?;
             let ctx = context(&a).await?;
             print!("{}", Runner::new(&ctx, &recipe).explain().await?);
+        }
+        Cmd::Params { recipe } => {
+            let path = recipe.display().to_string();
+            let raw = std::fs::read_to_string(&recipe).with_context(|| format!("cannot read recipe '{path}'"))?;
+            let declared = Recipe::declared(&path, &raw)?;
+            if declared.is_empty() {
+                bail!("{path} declares no PARAMETERS (its ${{name}} uses and their defaults are in its text)");
+            }
+            let width = declared.iter().map(|d| d.name.len()).max().unwrap_or(0);
+            for d in declared {
+                let default = d.default.map_or_else(|| "(required)".to_string(), |v| format!("= {v:?}"));
+                println!("{:width$}  {:7}  {default}", d.name, d.kind.to_string());
+                if !d.doc.is_empty() {
+                    println!("{:width$}  {}", "", d.doc);
+                }
+            }
         }
         Cmd::Tokenizer { spec } => {
             let t = tokq_core::tokenize::Tokenizer::load(&spec)?;

@@ -4,6 +4,12 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
+mod declare;
+mod include;
+
+pub use declare::{Declared, ParamType};
+use include::Include;
+
 /// Why a recipe cannot be read; each names the file and line.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[allow(missing_docs)] // the messages say it
@@ -23,6 +29,18 @@ pub enum RecipeError {
          or the paths run together; pass --set {name}={value}/"
     )]
     GluedPath { file: String, line: usize, name: String, after: String, default: String, value: String },
+    #[error("{file}:{line}: {cause}")]
+    Declaration { file: String, line: usize, cause: String },
+    #[error("{file}:{line}: PARAMETERS must be the recipe's first statement")]
+    MisplacedDeclaration { file: String, line: usize },
+    #[error("{file}:{line}: '${{{name}}}' is not declared: add it to the PARAMETERS at line {declared_at}")]
+    Undeclared { file: String, line: usize, name: String, declared_at: usize },
+    #[error("{file}:{line}: '${{{name}}}' gives a default, but the recipe declares its parameters: give the default in PARAMETERS, once")]
+    InlineDefault { file: String, line: usize, name: String },
+    #[error("{given} {name}={value}: {file}:{line} declares '{name}' {kind}, so {why}")]
+    BadValue { given: String, file: String, line: usize, name: String, value: String, kind: ParamType, why: String },
+    #[error("{file}:{line}: '{name}' ({kind}) has no default: give it with {how}")]
+    Missing { file: String, line: usize, name: String, kind: ParamType, how: String },
     #[error("{file}: no SQL statements in the recipe")]
     Empty { file: String },
     #[error(
@@ -49,76 +67,6 @@ impl Given {
             Given::Set => "--set".to_string(),
             Given::Include(path) => format!("INCLUDE '{path}' WITH"),
         }
-    }
-}
-
-/// `INCLUDE 'path.sql' [WITH (name = 'value', n = 14)]`: another recipe's statements, here, with
-/// its parameters given. The path is relative to the including recipe's folder.
-struct Include {
-    path: String,
-    params: BTreeMap<String, String>,
-}
-
-impl Include {
-    /// `None` when the statement is no INCLUDE; an error says what is wrong with one.
-    fn parse(sql: &str) -> Option<Result<Self, String>> {
-        use datafusion::sql::sqlparser::dialect::GenericDialect;
-        use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-        let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
-        let mut t = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_)));
-        match t.next() {
-            Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("include") => {}
-            _ => return None,
-        }
-        let usage = "expected INCLUDE 'file.sql' [WITH (name = 'value', ...)]";
-        let Some(Token::SingleQuotedString(path)) = t.next() else { return Some(Err(usage.to_string())) };
-        let mut params = BTreeMap::new();
-        match t.next() {
-            None => return Some(Ok(Self { path, params })),
-            Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("with") => {}
-            Some(other) => return Some(Err(format!("{usage}; found '{other}' after the path"))),
-        }
-        if t.next() != Some(Token::LParen) {
-            return Some(Err(format!("{usage}: WITH takes a parenthesized list")));
-        }
-        loop {
-            let name = match t.next() {
-                Some(Token::Word(w)) => w.value,
-                Some(Token::RParen) if params.is_empty() => break,
-                other => return Some(Err(format!("{usage}: expected a parameter name, found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
-            };
-            if t.next() != Some(Token::Eq) {
-                return Some(Err(format!("{usage}: expected '=' after '{name}'")));
-            }
-            let value = match t.next() {
-                Some(Token::SingleQuotedString(v)) => v,
-                Some(Token::Number(n, _)) => n,
-                Some(Token::Word(w)) => w.value,
-                other => return Some(Err(format!("{usage}: expected a value for '{name}', found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
-            };
-            if params.insert(name.clone(), value).is_some() {
-                return Some(Err(format!("'{name}' is given twice")));
-            }
-            match t.next() {
-                Some(Token::Comma) => {}
-                Some(Token::RParen) => break,
-                other => return Some(Err(format!("{usage}: expected ',' or ')', found {}", other.map_or("the end".into(), |o| format!("'{o}'"))))),
-            }
-        }
-        match t.next() {
-            None => Some(Ok(Self { path, params })),
-            Some(other) => Some(Err(format!("{usage}; found '{other}' after the list"))),
-        }
-    }
-
-    /// The included file's path: relative to the including recipe's folder.
-    fn resolve(&self, from: &str) -> String {
-        let p = std::path::Path::new(&self.path);
-        if p.is_absolute() || from.starts_with('<') {
-            return self.path.clone();
-        }
-        let dir = std::path::Path::new(from).parent().unwrap_or(std::path::Path::new(""));
-        dir.join(p).display().to_string()
     }
 }
 
@@ -213,6 +161,8 @@ impl Statement {
 pub struct Recipe {
     /// The file it came from, for messages.
     pub path: String,
+    /// Its PARAMETERS, if it declares them (not those of the parts it includes).
+    pub parameters: Vec<Declared>,
     /// The text after parameter substitution: what runs, and what `tokq.recipe_sha256` hashes.
     pub text: String,
     /// In order.
@@ -231,10 +181,17 @@ impl Recipe {
     }
 
     fn parse_within(path: &str, raw: &str, params: &BTreeMap<String, String>, given: Given, within: &mut Vec<String>) -> Result<Self, RecipeError> {
-        let mut text = substitute(path, raw, params, &given)?;
+        let declared = declarations(path, raw)?;
+        let mut text = substitute(path, raw, params, &given, declared.as_deref())?;
         let mut statements = Vec::new();
         let mut included = String::new();
-        for stmt in split(&text) {
+        for (i, stmt) in split(&text).into_iter().enumerate() {
+            if declare::parse(&stmt.sql, stmt.line).is_some() {
+                if i > 0 {
+                    return Err(RecipeError::MisplacedDeclaration { file: path.to_string(), line: stmt.line });
+                }
+                continue;
+            }
             let Some(include) = Include::parse(&stmt.sql) else {
                 statements.push(Statement { file: path.to_string(), number: statements.len() + 1, ..stmt });
                 continue;
@@ -255,7 +212,13 @@ impl Recipe {
             }
         }
         text.push_str(&included);
-        Ok(Self { path: path.to_string(), text, statements })
+        Ok(Self { path: path.to_string(), parameters: declared.unwrap_or_default(), text, statements })
+    }
+
+    /// The PARAMETERS a recipe's text declares (empty when it declares none), without values:
+    /// what `tokq params` lists.
+    pub fn declared(path: &str, raw: &str) -> Result<Vec<Declared>, RecipeError> {
+        Ok(declarations(path, raw)?.unwrap_or_default())
     }
 
     /// sha256 of the substituted text: the manifest's `recipe_sha256`.
@@ -264,13 +227,64 @@ impl Recipe {
     }
 }
 
+/// The recipe's PARAMETERS, if its first statement declares them; they may not use parameters.
+fn declarations(path: &str, raw: &str) -> Result<Option<Vec<Declared>>, RecipeError> {
+    let Some(first) = split(raw).into_iter().next() else { return Ok(None) };
+    let Some(declared) = declare::parse(&first.sql, first.line) else { return Ok(None) };
+    let err = |(line, cause)| RecipeError::Declaration { file: path.to_string(), line, cause };
+    if without_leading_comments(&first.sql).contains("${") {
+        return Err(err((first.line, "PARAMETERS cannot use parameters".to_string())));
+    }
+    declared.map(Some).map_err(err)
+}
+
+/// Every parameter's value: given, or its default, checked against its declared type.
+fn declared_values(path: &str, declared: &[Declared], params: &BTreeMap<String, String>, given: &Given) -> Result<BTreeMap<String, String>, RecipeError> {
+    let mut values = BTreeMap::new();
+    for d in declared {
+        let value = match (params.get(&d.name), &d.default) {
+            (Some(v), _) => d.kind.check(v).map_err(|why| RecipeError::BadValue {
+                given: given.how(),
+                file: path.to_string(),
+                line: d.line,
+                name: d.name.clone(),
+                value: v.clone(),
+                kind: d.kind,
+                why,
+            })?,
+            (None, Some(default)) => default.clone(),
+            (None, None) => {
+                return Err(RecipeError::Missing { file: path.to_string(), line: d.line, name: d.name.clone(), kind: d.kind, how: format!("{} {}=VALUE", given.how(), d.name) })
+            }
+        };
+        values.insert(d.name.clone(), value);
+    }
+    Ok(values)
+}
+
 /// Replaces every `${name}` by its `--set` value or its default. A default given once applies to
 /// every use of the name, so a recipe states each default in one place. Inside quotes the value
 /// is escaped, so `--set input="it's/"` reads that folder; outside quotes a value that would
 /// change the statements is refused.
-fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>, given: &Given) -> Result<String, RecipeError> {
+fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>, given: &Given, declared: Option<&[Declared]>) -> Result<String, RecipeError> {
     let found = params_of(path, raw)?;
+    if let Some(declared) = declared {
+        let declared_at = declared.first().map_or(1, |d| d.line);
+        for p in &found {
+            if p.default.is_some() {
+                return Err(RecipeError::InlineDefault { file: path.to_string(), line: p.line, name: p.name.to_string() });
+            }
+            if !declared.iter().any(|d| d.name == p.name) {
+                return Err(RecipeError::Undeclared { file: path.to_string(), line: p.line, name: p.name.to_string(), declared_at });
+            }
+        }
+    }
     let mut defaults: BTreeMap<&str, &str> = BTreeMap::new();
+    for d in declared.unwrap_or_default() {
+        if let Some(default) = &d.default {
+            defaults.insert(&d.name, default);
+        }
+    }
     for p in &found {
         let Some(d) = p.default else { continue };
         match defaults.insert(p.name, d) {
@@ -286,18 +300,25 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>, given: &
             _ => {}
         }
     }
-    if let Some(unused) = params.keys().find(|k| !found.iter().any(|p| p.name == k.as_str())) {
-        let mut known: Vec<&str> = found.iter().map(|p| p.name).collect();
+    let mut known: Vec<&str> = match declared {
+        Some(declared) => declared.iter().map(|d| d.name.as_str()).collect(),
+        None => found.iter().map(|p| p.name).collect(),
+    };
+    if let Some(unused) = params.keys().find(|k| !known.contains(&k.as_str())) {
         known.sort();
         known.dedup();
         let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
         return Err(RecipeError::UnusedSet { given: given.how(), file: path.to_string(), name: unused.clone(), known });
     }
+    let values = match declared {
+        Some(declared) => declared_values(path, declared, params, given)?,
+        None => params.clone(),
+    };
     let mut out = String::with_capacity(raw.len());
     let mut at = 0;
     for p in &found {
         out.push_str(&raw[at..p.span.start]);
-        let Some(v) = params.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) else {
+        let Some(v) = values.get(p.name).map(String::as_str).or(defaults.get(p.name).copied()) else {
             return Err(RecipeError::UnknownParam { file: path.to_string(), line: p.line, name: p.name.to_string(), how: format!("give it with {} {}=VALUE", given.how(), p.name) });
         };
         let unsafe_here = match p.context {
@@ -379,6 +400,11 @@ fn split(text: &str) -> Vec<Statement> {
 }
 
 fn has_code(sql: &str) -> bool {
+    !without_leading_comments(sql).is_empty()
+}
+
+/// `sql` from its first character that is no whitespace or comment.
+fn without_leading_comments(sql: &str) -> &str {
     let mut rest = sql;
     loop {
         rest = rest.trim_start();
@@ -387,7 +413,7 @@ fn has_code(sql: &str) -> bool {
         } else if let Some(r) = rest.strip_prefix("/*") {
             rest = r.split_once("*/").map(|(_, r)| r).unwrap_or("");
         } else {
-            return !rest.is_empty();
+            return rest;
         }
     }
 }
@@ -491,6 +517,43 @@ mod tests {
         assert!(fails("INCLUDE parts").contains("expected INCLUDE 'file.sql'"), "no quotes");
         std::fs::write(d.path().join("loop.sql"), "INCLUDE 'loop.sql'").unwrap();
         assert!(fails("INCLUDE 'loop.sql'").contains("includes itself"), "a cycle");
+    }
+
+    const DECLARED: &str = "PARAMETERS (\n  input path DEFAULT 'in/*.jsonl', -- what to read\n  work folder DEFAULT 'out/w/',\n  seq_len integer DEFAULT 2048,\n  docs name DEFAULT docs,\n  model path\n);\nSELECT '${input}', '${work}x/', ${seq_len}, '${model}' FROM ${docs}";
+
+    #[test]
+    fn declared_parameters_have_types_defaults_and_are_checked() {
+        let r = Recipe::parse("r.sql", DECLARED, &params(&[("model", "m.bin")])).unwrap();
+        assert_eq!(r.statements.len(), 1, "PARAMETERS is no statement to run");
+        assert_eq!((r.statements[0].line, r.statements[0].sql.as_str()), (8, "SELECT 'in/*.jsonl', 'out/w/x/', 2048, 'm.bin' FROM docs"));
+        assert_eq!(r.parameters.len(), 5);
+        assert_eq!((r.parameters[0].doc.as_str(), r.parameters[4].default.as_deref()), ("what to read", None));
+        // A folder without its slash gets one, so joined paths stay apart.
+        let r = Recipe::parse("r.sql", DECLARED, &params(&[("model", "m"), ("work", "s3://b/run")])).unwrap();
+        assert!(r.statements[0].sql.contains("'s3://b/run/x/'"), "{}", r.statements[0].sql);
+        let fails = |set: &[(&str, &str)]| Recipe::parse("r.sql", DECLARED, &params(set)).unwrap_err().to_string();
+        assert_eq!(fails(&[]), "r.sql:6: 'model' (path) has no default: give it with --set model=VALUE");
+        assert_eq!(fails(&[("model", "m"), ("seq_len", "2k")]), "--set seq_len=2k: r.sql:4 declares 'seq_len' integer, so it must be a whole number such as 2048");
+        assert_eq!(fails(&[("model", "m"), ("docs", "t; DROP")]), "--set docs=t; DROP: r.sql:5 declares 'docs' name, so it must be a table or view name (letters, digits, _)");
+        assert!(fails(&[("model", "m"), ("seqlen", "1")]).contains("has no parameter '${seqlen}' (its parameters: docs, input, model, seq_len, work)"));
+    }
+
+    #[test]
+    fn a_declaring_recipe_uses_only_what_it_declares_and_declares_first() {
+        let fails = |raw: &str| Recipe::parse("r.sql", raw, &params(&[])).unwrap_err().to_string();
+        assert_eq!(fails("PARAMETERS (a text DEFAULT 'x');\nSELECT '${b}'"), "r.sql:2: '${b}' is not declared: add it to the PARAMETERS at line 1");
+        assert!(fails("PARAMETERS (a text DEFAULT 'x');\nSELECT '${a:-y}'").contains("r.sql:2: '${a}' gives a default, but the recipe declares its parameters"));
+        assert_eq!(fails("SELECT 1;\nPARAMETERS (a text)"), "r.sql:2: PARAMETERS must be the recipe's first statement");
+        assert!(fails("PARAMETERS (a text DEFAULT '${b}');\nSELECT 1").contains("r.sql:1: PARAMETERS cannot use parameters"));
+        assert!(fails("-- head\nPARAMETERS (\n a integer DEFAULT 'x'\n);\nSELECT 1").starts_with("r.sql:3: the default of 'a'"));
+        // Parts declare theirs too: INCLUDE's values are checked like --set's.
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("p.sql"), "PARAMETERS (n integer);\nSELECT ${n}").unwrap();
+        let main = d.path().join("main.sql").display().to_string();
+        let e = Recipe::parse(&main, "INCLUDE 'p.sql' WITH (n = 'many')", &params(&[])).unwrap_err().to_string();
+        assert!(e.starts_with("INCLUDE 'p.sql' WITH n=many: ") && e.contains("declares 'n' integer"), "{e}");
+        let r = Recipe::parse(&main, "INCLUDE 'p.sql' WITH (n = 3)", &params(&[])).unwrap();
+        assert_eq!(r.statements[0].sql, "SELECT 3");
     }
 
     #[test]
