@@ -275,6 +275,32 @@ fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
 }
 
 #[test]
+fn progress_on_a_cluster_counts_what_the_executors_commit() {
+    // Reads happen on the executors: the client used to show '0.0 MB, 0 rows' throughout.
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 32, 700);
+    let cluster = start(2);
+    let mut args: Vec<String> = job.args().into_iter().filter(|a| a != "--quiet").collect();
+    args.extend(["--cluster".to_string(), cluster.url(), "--partitions".into(), "4".into()]);
+    let out = tokq_within(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("TOKQ_PROGRESS_SECONDS", "0.2")], 300);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // tokq: statement 2/2: COPY to ...: 6.7 MB, 5600 rows, 6.7 MB/s, 5576 rows/s, 1 s
+    let progress: Vec<(f64, u64)> = stderr
+        .lines()
+        .filter(|l| l.starts_with("tokq: statement 2/2: COPY to "))
+        .filter_map(|l| {
+            let (_, counts) = l.rsplit_once(": ")?;
+            let mut parts = counts.split(", ");
+            let done: f64 = parts.next()?.split_whitespace().next()?.parse().ok()?;
+            let rows: u64 = parts.next()?.split_whitespace().next()?.parse().ok()?;
+            Some((done, rows))
+        })
+        .collect();
+    assert!(progress.iter().any(|&(done, rows)| done > 0.0 && rows > 0), "no progress from the executors:\n{stderr}");
+    assert!(progress.windows(2).all(|w| w[0].1 <= w[1].1), "progress went back:\n{stderr}");
+}
+
+#[test]
 fn losing_an_executor_mid_job_gives_the_clean_runs_output() {
     let tmp = tempfile::tempdir().unwrap();
     let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 16, 700);

@@ -158,7 +158,7 @@ fn every_shipped_recipe_and_part_declares_its_parameters_once_with_types() {
         }
     }
     let listed = tokq_ok(&["params", "queries/pretrain.sql"]);
-    assert!(listed.contains("seq_len    integer  = \"2048\"") && listed.contains("tokens per packed row"), "{listed}");
+    assert!(listed.contains("seq_len    integer  = 2048") && listed.contains("tokens per packed row"), "{listed}");
     let d = tempfile::tempdir().unwrap();
     let r = write(d.path(), "plain.sql", "SELECT '${a:-x}'");
     assert!(tokq_err(&["params", r.to_str().unwrap()]).contains("declares no PARAMETERS"));

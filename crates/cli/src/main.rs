@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use tokq_engine::recipe::Recipe;
+use tokq_engine::recipe::{ParamType, Recipe};
 use tokq_engine::results::ResultFormat;
 use tokq_engine::runner::Runner;
 use tokq_engine::session::{local_context, with_tokq};
@@ -307,6 +307,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let bar = (!a.quiet).then(RunProgress::new);
             let mut runner = Runner::new(&ctx, &recipe);
             runner.format = a.format.into();
+            runner.cluster = a.recipe.cluster.is_some();
             if let Some(bar) = &bar {
                 runner.progress = bar;
             }
@@ -346,7 +347,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let width = declared.iter().map(|d| d.name.len()).max().unwrap_or(0);
             for d in declared {
-                let default = d.default.map_or_else(|| "(required)".to_string(), |v| format!("= {v:?}"));
+                let quoted = matches!(d.kind, ParamType::Text | ParamType::Path | ParamType::Folder);
+                let default = d.default.map_or_else(|| "(required)".to_string(), |v| if quoted { format!("= {v:?}") } else { format!("= {v}") });
                 println!("{:width$}  {:7}  {default}", d.name, d.kind.to_string());
                 if !d.doc.is_empty() {
                     println!("{:width$}  {}", "", d.doc);

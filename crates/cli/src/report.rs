@@ -1,7 +1,7 @@
 //! Progress on a terminal and the end-of-run summary on stderr.
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,7 +21,12 @@ enum Show {
 pub struct RunProgress {
     show: Show,
     live: Mutex<Option<(Option<ProgressBar>, tokio::task::JoinHandle<()>)>>,
+    /// What other processes (a cluster's executors) have done for the running statement.
+    remote: Remote,
 }
+
+/// Input bytes and rows that a cluster's executors have committed output for.
+type Remote = Arc<Mutex<Option<(u64, u64)>>>;
 
 /// Seconds between progress lines in a log; TOKQ_PROGRESS_SECONDS changes it.
 const LOG_EVERY: f64 = 10.0;
@@ -34,7 +39,7 @@ impl RunProgress {
             let every = std::env::var("TOKQ_PROGRESS_SECONDS").ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(LOG_EVERY);
             Show::Log(Duration::from_secs_f64(every))
         };
-        Self { show, live: Mutex::new(None) }
+        Self { show, live: Mutex::new(None), remote: Remote::default() }
     }
 }
 
@@ -43,21 +48,26 @@ fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-/// What a statement has read since it started.
+/// What a statement has read since it started: in this process, or what the executors report.
 struct Since {
     bytes: u64,
     rows: u64,
     at: Instant,
+    remote: Remote,
 }
 
 impl Since {
-    fn now() -> Self {
-        Self { bytes: progress::bytes_read(), rows: progress::rows_read(), at: Instant::now() }
+    fn now(remote: &Remote) -> Self {
+        Self { bytes: progress::bytes_read(), rows: progress::rows_read(), at: Instant::now(), remote: Arc::clone(remote) }
     }
 
     /// Bytes, rows and seconds since then.
     fn delta(&self) -> (u64, u64, f64) {
-        (progress::bytes_read().saturating_sub(self.bytes), progress::rows_read().saturating_sub(self.rows), self.at.elapsed().as_secs_f64().max(1e-3))
+        let secs = self.at.elapsed().as_secs_f64().max(1e-3);
+        if let Some((bytes, rows)) = *self.remote.lock().unwrap_or_else(|p| p.into_inner()) {
+            return (bytes, rows, secs);
+        }
+        (progress::bytes_read().saturating_sub(self.bytes), progress::rows_read().saturating_sub(self.rows), secs)
     }
 
     fn line(&self, label: &str, total: Option<u64>) -> String {
@@ -69,7 +79,8 @@ impl Since {
 
 impl Progress for RunProgress {
     fn start(&self, label: &str, total_bytes: Option<u64>) {
-        let since = Since::now();
+        *self.remote.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let since = Since::now(&self.remote);
         let label = label.to_string();
         let (bar, ticker) = match self.show {
             Show::Bar => {
@@ -104,6 +115,10 @@ impl Progress for RunProgress {
             ),
         };
         *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some((bar, ticker));
+    }
+
+    fn remote(&self, bytes: u64, rows: u64) {
+        *self.remote.lock().unwrap_or_else(|p| p.into_inner()) = Some((bytes, rows));
     }
 
     fn finish(&self) {

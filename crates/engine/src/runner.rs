@@ -47,6 +47,10 @@ pub struct StatementError {
 /// How often a statement whose cluster job was lost is submitted in all.
 const STATEMENT_ATTEMPTS: usize = 3;
 
+/// How often a client looks at what a cluster's executors have committed (a listing and small
+/// reads of the output's journal).
+const REMOTE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Whether a statement failed because the cluster lost its job rather than because of the
 /// statement: the scheduler's watchdog cancelled a job that Ballista stopped scheduling after an
 /// executor was lost, or the job failed fetching shuffle data from a lost executor. Rerunning
@@ -66,6 +70,8 @@ pub struct Runner<'a> {
     pub progress: &'a dyn Progress,
     /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed.
     pub format: ResultFormat,
+    /// The statements run on a cluster: progress comes from what the executors commit.
+    pub cluster: bool,
 }
 
 enum Kind {
@@ -194,7 +200,7 @@ struct Done {
 impl<'a> Runner<'a> {
     /// A runner that shows no progress.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default() }
+        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default(), cluster: false }
     }
 
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
@@ -230,6 +236,22 @@ impl<'a> Runner<'a> {
         let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
         let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.sha256(), &run_key).await?;
         Ok((input, plan, planned))
+    }
+
+    /// Runs `work` (a COPY on a cluster) while reporting, every so often, the input the
+    /// executors have committed output for.
+    async fn watching<T>(&self, planned: &sink::PlannedCopy, work: impl std::future::Future<Output = T>) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return done,
+                () = tokio::time::sleep(REMOTE_PROGRESS_EVERY) => {
+                    if let Ok((bytes, rows)) = planned.committed_so_far(self.ctx).await {
+                        self.progress.remote(bytes, rows);
+                    }
+                }
+            }
+        }
     }
 
     /// Duplicate clusters per size among a COPY's rejects, when they carry `cluster_id` and
@@ -354,7 +376,8 @@ impl<'a> Runner<'a> {
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(&inputs);
                 let raw_before = rows_of(&raw_input_files(&plan));
-                let written = sink::write(self.ctx, Arc::clone(&plan), &planned).await;
+                let write = sink::write(self.ctx, Arc::clone(&plan), &planned);
+                let written = if self.cluster { self.watching(&planned, write).await } else { write.await };
                 self.progress.finish();
                 let written = written?;
                 count_documents(documents, &raw_before);

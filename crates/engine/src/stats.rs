@@ -172,6 +172,9 @@ pub trait Progress: Send + Sync {
     fn start(&self, label: &str, total_bytes: Option<u64>);
     /// The statement has ended, well or not.
     fn finish(&self);
+    /// Where reads happen on other processes (a cluster): input bytes and rows whose output
+    /// they have committed so far, in place of this process's own reads.
+    fn remote(&self, _bytes: u64, _rows: u64) {}
 }
 
 /// Shows nothing.

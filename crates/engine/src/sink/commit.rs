@@ -194,6 +194,13 @@ pub struct PlannedCopy {
 }
 
 impl PlannedCopy {
+    /// Input bytes and rows whose output is committed so far, from the journal the writers keep
+    /// (source layout; a partition-layout COPY commits at its end).
+    pub async fn committed_so_far(&self, ctx: &SessionContext) -> Result<(u64, u64)> {
+        let (store, dir) = store_and_dir(&ctx.runtime_env(), &self.target.location)?;
+        journal::committed(&store, &journal::folder(&dir, &self.opts.run_key)).await
+    }
+
     /// Each folder the COPY writes, with the schema of its files: the main output, and the
     /// rejects (which keep the reason column).
     pub fn outputs(&self) -> Result<Vec<(String, SchemaRef)>> {

@@ -77,6 +77,13 @@ async fn entries(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Vec<Entr
     Ok(entries)
 }
 
+/// Input bytes and rows whose output is committed under `folder` so far: how far a statement
+/// has come where its reads happen elsewhere (the executors of a cluster).
+pub async fn committed(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<(u64, u64)> {
+    let entries = entries(store, folder).await?;
+    Ok((entries.iter().map(|e| e.source_size).sum(), entries.iter().map(|e| e.source_rows).sum()))
+}
+
 /// The committed entries, by source, whose files are all still in place and intact.
 pub async fn read(
     store: &Arc<dyn ObjectStore>,
