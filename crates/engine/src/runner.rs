@@ -123,13 +123,12 @@ fn copy_options(c: &CopyToStatement) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The files of the scans that carry `_row` on: the statement's input rows, for its accounting.
-/// Scans that read other columns only (lookup tables joined in) are not input rows.
-fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
+/// The files of the lineage scans in a plan that `counts` picks.
+fn scanned_files(plan: &Arc<dyn ExecutionPlan>, counts: impl Fn(&dyn ExecutionPlan, &crate::lineage::scan::LineageSource) -> bool) -> BTreeSet<String> {
     let mut files = BTreeSet::new();
     let _ = plan.apply(|p| {
-        if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
-            if p.schema().column_with_name(ROW_COLUMN).is_some() {
+        if let Some((config, source)) = as_lineage_scan(p.as_ref()) {
+            if counts(p.as_ref(), source) {
                 files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
             }
         }
@@ -138,18 +137,15 @@ fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
     files
 }
 
+/// The files of the scans that carry `_row` on: the statement's input rows, for its accounting.
+/// Scans that read other columns only (lookup tables joined in) are not input rows.
+fn lineage_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
+    scanned_files(plan, |p, _| p.schema().column_with_name(ROW_COLUMN).is_some())
+}
+
 /// The files of the scans that add lineage: raw inputs, not tokq outputs read again.
 fn raw_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
-    let mut files = BTreeSet::new();
-    let _ = plan.apply(|p| {
-        if let Some((config, source)) = as_lineage_scan(p.as_ref()) {
-            if adds_lineage(&source.file_schema).unwrap_or(false) {
-                files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    files
+    scanned_files(plan, |_, source| adds_lineage(&source.file_schema).unwrap_or(false))
 }
 
 /// Rows read so far from each of `files`.
@@ -169,8 +165,7 @@ fn count_documents(documents: &mut BTreeMap<String, u64>, before: &BTreeMap<Stri
 }
 
 fn rows_from(files: &BTreeSet<String>) -> u64 {
-    let snap = progress::snapshot();
-    files.iter().filter_map(|f| snap.per_source.get(f)).map(|c| c.rows).sum()
+    rows_of(files).values().sum()
 }
 
 /// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
