@@ -61,15 +61,19 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
         store.put(&Path::from(key), PutPayload::from(std::fs::read(local).unwrap())).await.unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();
-    let out = tokq_on_s3(&endpoint)
-        .args(["run", "queries/quickstart.sql", "--quiet"])
-        .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
-        .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
-        .args(["--set", &format!("output=s3://{BUCKET}/out/")])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("| 200 "));
+    // The quickstart from S3 to `output` on S3; its stdout.
+    let quickstart = |output: &str| {
+        let out = tokq_on_s3(&endpoint)
+            .args(["run", "queries/quickstart.sql", "--quiet"])
+            .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
+            .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
+            .args(["--set", &format!("output=s3://{BUCKET}/{output}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(quickstart("out/").contains("| 200 "));
 
     // Fetch the output and compare with a local run of the same tokenizer file.
     let remote = tmp.path().join("remote");
@@ -94,14 +98,7 @@ async fn quickstart_from_and_to_s3_equals_the_local_run() {
     assert_eq!(strip(remote_rows.clone()), strip(rows(&read_output(&local).batch)));
 
     // One file on S3: the same rows, and no staging objects left behind.
-    let out = tokq_on_s3(&endpoint)
-        .args(["run", "queries/quickstart.sql", "--quiet"])
-        .args(["--set", &format!("input=s3://{BUCKET}/in/*.jsonl*")])
-        .args(["--set", &format!("tokenizer=s3://{BUCKET}/tok/gpt2.json")])
-        .args(["--set", &format!("output=s3://{BUCKET}/single/one.parquet")])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    quickstart("single/one.parquet");
     let listed = store.list_with_delimiter(Some(&Path::from("single"))).await.unwrap();
     let objects: Vec<String> = listed.objects.iter().map(|m| m.location.to_string()).collect();
     assert_eq!((objects, listed.common_prefixes), (vec!["single/one.parquet".to_string()], vec![]));
