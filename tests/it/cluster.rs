@@ -9,8 +9,17 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use crate::durability::Job;
 
+/// A port nothing listens on, and that no other call in this test process has handed out: the
+/// kernel may give a just-released port again, and a scheduler's port handed to an executor's
+/// Flight server fails its start (seen in CI: AddrInUse, 'executors did not register').
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static GIVEN: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if GIVEN.lock().unwrap_or_else(|p| p.into_inner()).insert(port) {
+            return port;
+        }
+    }
 }
 
 /// Scheduler and executors, killed when dropped.

@@ -6,7 +6,7 @@ metadata and the outputs keep lineage.
 
 Runs every recipe in queries/ (models and lists from the environment CI sets: TOKQ_TEST_LID176,
 TOKQ_TEST_DATATROVE_ASSETS, TOKQ_TEST_PSL; a fastText quality model is trained here), then opens
-every folder a recipe's COPY wrote.
+every folder a recipe's COPY wrote, and a one-file output (`output=x.parquet`).
 """
 import argparse, glob, json, os, subprocess, sys
 
@@ -108,6 +108,26 @@ def check_tokens(folder):
     assert tok and all(len(t["sha256"]) == 64 for t in tok), tok
 
 
+def check_single_file(tokq, work):
+    """`COPY ... TO 'x.parquet'` writes one file, which each reader opens by its name."""
+    path = os.path.join(work, "single", "quickstart.parquet")
+    subprocess.run([tokq, "run", "queries/quickstart.sql", "--quiet", "--set", f"output={path}"], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+    assert os.listdir(os.path.dirname(path)) == ["quickstart.parquet"], os.listdir(os.path.dirname(path))
+    meta = pq.ParquetFile(path).metadata.metadata
+    rows = json.loads(meta[b"tokq.manifest"])["rows"]
+    assert b"tokq.tokenizer" in meta and b"tokq.recipe_sha256" in meta, meta.keys()
+    counts = {
+        "duckdb": duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0],
+        "polars": pl.scan_parquet(path).select(pl.len()).collect().item(),
+        "pyarrow": pq.read_table(path).num_rows,
+        "datasets": datasets.load_dataset("parquet", data_files=path, split="train").num_rows,
+    }
+    wrong = {k: v for k, v in counts.items() if v != rows}
+    assert not wrong, f"{path}: the manifest has {rows} rows, these readers disagree: {wrong}"
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokq", required=True)
@@ -127,6 +147,7 @@ def main():
     for folder in folders:
         print(f"ok {os.path.relpath(folder, a.out)}: {check(folder)} rows in every reader")
     check_tokens(os.path.join(a.out, "quickstart"))
+    print(f"ok single/quickstart.parquet: {check_single_file(a.tokq, a.out)} rows in every reader")
     print(f"ok {len(folders)} output folders of {len(glob.glob(os.path.join(REPO, 'queries/*.sql')))} recipes open in "
           "DuckDB, Polars, pyarrow and datasets as they are")
 
