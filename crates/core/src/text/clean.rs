@@ -147,24 +147,56 @@ pub fn mask_pii(text: &str) -> Cow<'_, str> {
 const DECIMAL_SEPARATORS: [char; 7] = ['.', ',', '،', '٫', '⎖', '⎗', '⎘'];
 
 /// Collapses whitespace runs to one space and drops leading and trailing ones.
+/// The output of `simplify_text`'s pass: whitespace runs become one space between words, and
+/// none at the ends.
 struct Spaced {
-    out: String,
+    out: Vec<u8>,
     pending: bool,
 }
 
 impl Spaced {
+    /// A byte of a character that is neither whitespace nor punctuation.
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        if self.pending && !self.out.is_empty() {
+            self.out.push(b' ');
+        }
+        self.pending = false;
+        self.out.push(b);
+    }
+
     fn push(&mut self, c: char) {
         if py::isspace(c) {
             self.pending = true;
-            return;
+        } else if c.is_ascii() {
+            self.byte(c as u8);
+        } else {
+            self.byte_run(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
-        if self.pending && !self.out.is_empty() {
-            self.out.push(' ');
-        }
-        self.pending = false;
-        self.out.push(c);
+    }
+
+    fn byte_run(&mut self, bytes: &[u8]) {
+        self.byte(bytes[0]);
+        self.out.extend_from_slice(&bytes[1..]);
     }
 }
+
+/// What `simplify_text` makes of an ASCII byte: a space (whitespace or punctuation), a digit
+/// (the start of a number), or the lowercased byte.
+const SPACE: u8 = 0;
+const DIGIT: u8 = 1;
+static ASCII: LazyLock<[u8; 128]> = LazyLock::new(|| {
+    std::array::from_fn(|b| {
+        let c = (b as u8).to_ascii_lowercase();
+        if c.is_ascii_digit() {
+            DIGIT
+        } else if py::isspace(char::from(c)) || charsets::is_punctuation(char::from(c)) {
+            SPACE
+        } else {
+            c
+        }
+    })
+});
 
 /// The end of `\p{Nd}+(?:[separators]\p{Nd}+)?` starting at `at` (leftmost-first, greedy).
 fn number_end(text: &str, at: usize) -> usize {
@@ -187,7 +219,6 @@ fn number_end(text: &str, at: usize) -> usize {
 /// separator, so numbers are found in the original text. Only a capital sigma needs the whole
 /// text to lowercase (its final form depends on the neighbours).
 pub fn simplify_text(text: &str) -> String {
-    static PUNCT: LazyLock<[bool; 128]> = LazyLock::new(|| std::array::from_fn(|b| charsets::is_punctuation(b as u8 as char)));
     let lowered;
     let text = if text.contains('Σ') {
         lowered = text.to_lowercase();
@@ -195,27 +226,52 @@ pub fn simplify_text(text: &str) -> String {
     } else {
         text
     };
-    let mut spaced = Spaced { out: String::with_capacity(text.len()), pending: false };
+    let mut spaced = Spaced { out: Vec::with_capacity(text.len()), pending: false };
     let (bytes, mut i) = (text.as_bytes(), 0);
+    // ASCII bytes (most of most text) go through one table lookup each.
     while i < bytes.len() {
         let b = bytes[i];
-        if b.is_ascii() && !b.is_ascii_digit() {
-            i += 1;
-            let l = b.to_ascii_lowercase();
-            spaced.push(if PUNCT[usize::from(l)] { ' ' } else { char::from(l) });
+        if b.is_ascii() {
+            match ASCII[usize::from(b)] {
+                SPACE => {
+                    spaced.pending = true;
+                    i += 1;
+                }
+                DIGIT => {
+                    spaced.byte(b'0');
+                    i = number_end(text, i);
+                }
+                l => {
+                    spaced.byte(l);
+                    i += 1;
+                    // The bytes after it that stay as they are (lowercase letters, mostly) are
+                    // copied as one run.
+                    let run = bytes[i..].iter().position(|&c| !c.is_ascii() || ASCII[usize::from(c)] != c).unwrap_or(bytes.len() - i);
+                    spaced.out.extend_from_slice(&bytes[i..i + run]);
+                    i += run;
+                }
+            }
             continue;
         }
         let Some(c) = text[i..].chars().next() else { break };
         if py::is_decimal(c) {
-            spaced.push('0');
+            spaced.byte(b'0');
             i = number_end(text, i);
             continue;
         }
         i += c.len_utf8();
         c.to_lowercase().for_each(|l| spaced.push(if charsets::is_punctuation(l) { ' ' } else { l }));
     }
-    let out = nfd_without_marks(&spaced.out);
-    py::strip(&out).to_string()
+    // Only whole characters were pushed.
+    let spaced = String::from_utf8(spaced.out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if spaced.is_ascii() {
+        return spaced;
+    }
+    let out = nfd_without_marks(&spaced);
+    match py::strip(&out) {
+        s if s.len() == out.len() => out,
+        s => s.to_string(),
+    }
 }
 
 /// NFD, then without nonspacing marks. ASCII characters are starters that neither decompose nor

@@ -22,6 +22,9 @@ struct Rules {
     infix: Alternation,
     url: Regex,
     specials: HashMap<String, Vec<String>>,
+    /// One bit per [`filter_bit`] of each special case: most spans are no special case, and
+    /// one bit tells most of them so without hashing the span.
+    special_bits: Box<[u64; 1024]>,
     /// Special cases that affix splitting would cut: their token sequence (as split without
     /// special cases), indexed by the first token.
     phrases: HashMap<String, Vec<(Vec<String>, String)>>,
@@ -38,9 +41,14 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
         // The URL pattern has negative look-aheads over repeated groups: a backtracking engine,
         // called only on spans that contain a dot (every URL it accepts does).
         url: Regex::new(include_str!("spacy_en/url.re")).unwrap_or_else(|e| panic!("spaCy URL pattern: {e}")),
+        special_bits: Box::new([0; 1024]),
         specials,
         phrases: HashMap::default(),
     };
+    for key in rules.specials.keys() {
+        let bit = filter_bit(key);
+        rules.special_bits[bit / 64] |= 1 << (bit % 64);
+    }
     let mut phrases: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::default();
     for key in rules.specials.keys() {
         let cut = rules.find_prefix(key) > 0 || rules.find_suffix(key) > 0 || rules.has_infix(key) || key.contains(' ');
@@ -75,21 +83,52 @@ thread_local! {
     static SPAN_CACHE: std::cell::RefCell<SpanCache> = Default::default();
 }
 
+/// A 16-bit digest of a span's length and first, second and last bytes: where its bit in
+/// `Rules::special_bits` is.
+fn filter_bit(s: &str) -> usize {
+    let b = s.as_bytes();
+    let at = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
+    let x = (b.len() as u64) | at(0) << 16 | at(1) << 24 | at(b.len().wrapping_sub(1)) << 32;
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize
+}
+
+/// Python's `str.isspace` for an ASCII byte.
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ' | 0x1c..=0x1f)
+}
+
+/// Letters only (see [`is_letter`]), with ASCII spans checked byte by byte.
+fn all_letters(s: &str) -> bool {
+    if s.is_ascii() {
+        s.bytes().all(|b| b.is_ascii_alphabetic())
+    } else {
+        s.chars().all(is_letter)
+    }
+}
+
 /// spaCy's spans: runs of whitespace and of non-whitespace, a single space between two words
-/// belonging to neither.
+/// belonging to neither. ASCII bytes are classified without decoding.
 fn each_span(text: &str, mut f: impl FnMut(Range<usize>)) {
-    let mut chars = text.char_indices().peekable();
-    let Some(&(_, first)) = chars.peek() else { return };
+    let bytes = text.as_bytes();
+    let Some(first) = text.chars().next() else { return };
     let mut in_ws = isspace(first);
-    let mut start = 0;
-    for (i, c) in chars {
-        if isspace(c) != in_ws {
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (space, len) = if b.is_ascii() {
+            (ascii_space(b), 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            (isspace(c), c.len_utf8())
+        };
+        if space != in_ws {
             if start < i {
                 f(start..i);
             }
-            start = if c == ' ' { i + 1 } else { i };
+            start = if b == b' ' { i + 1 } else { i };
             in_ws = !in_ws;
         }
+        i += len;
     }
     if start < text.len() {
         f(start..text.len());
@@ -111,7 +150,14 @@ impl Rules {
     }
 
     fn special(&self, s: &str, with_specials: bool) -> Option<&Vec<String>> {
-        with_specials.then(|| self.specials.get(s)).flatten()
+        if !with_specials {
+            return None;
+        }
+        let bit = filter_bit(s);
+        if self.special_bits[bit / 64] & (1 << (bit % 64)) == 0 {
+            return None;
+        }
+        self.specials.get(s)
     }
 
     /// Tokens of `text` as byte ranges, whitespace tokens included, before the phrase pass.
@@ -130,7 +176,7 @@ impl Rules {
         if self.push_special(s, r.start, out, true) {
             return;
         }
-        if s.chars().all(is_letter) {
+        if all_letters(s) {
             return out.push(r);
         }
         if self.quick_span(s, r.start, out) {
@@ -159,7 +205,7 @@ impl Rules {
         let trail = s[lead..].chars().next_back().filter(|c| QUICK_TRAIL.contains(*c)).map_or(0, char::len_utf8);
         let core = &s[lead..s.len() - trail];
         let (Some(last), true) = (core.bytes().last(), lead + trail > 0) else { return false };
-        let letters = core.chars().all(is_letter);
+        let letters = all_letters(core);
         if !letters && !core.bytes().all(|b| b.is_ascii_digit()) {
             return false;
         }
@@ -167,7 +213,7 @@ impl Rules {
         if s[s.len() - trail..] == *"." && !(last.is_ascii_lowercase() || last.is_ascii_digit()) {
             return false;
         }
-        if lead > 0 && trail > 0 && (self.specials.contains_key(&s[lead..]) || self.specials.contains_key(&s[..s.len() - trail])) {
+        if lead > 0 && trail > 0 && (self.special(&s[lead..], true).is_some() || self.special(&s[..s.len() - trail], true).is_some()) {
             return false;
         }
         if lead > 0 {
@@ -196,7 +242,7 @@ impl Rules {
         }
         // Every prefix, suffix and infix pattern needs a digit, punctuation or a symbol (see
         // `letters_take_the_fast_path`), so a span of letters is one token.
-        if s.chars().all(is_letter) {
+        if all_letters(s) {
             out.push(r);
             return;
         }
@@ -395,6 +441,17 @@ mod tests {
                 prop_assert_eq!(quick, full);
             }
         }
+    }
+
+    #[test]
+    fn every_special_case_passes_the_filter() {
+        for key in EN.specials.keys() {
+            assert!(EN.special(key, true).is_some(), "{key:?}");
+        }
+        // And most words are turned away before the map.
+        let words = ["the", "of", "and", "minhash", "signature", "tokenizer", "0", "documents", "überall"];
+        let passed = words.iter().filter(|w| { let b = super::filter_bit(w); EN.special_bits[b / 64] & (1 << (b % 64)) != 0 }).count();
+        assert!(passed <= 2, "{passed} of {} common words pass the filter", words.len());
     }
 
     #[test]
