@@ -97,3 +97,20 @@ fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over_one_from_elsewhere_i
     assert!(err.contains("another-host pid 1, holding it for ") && err.contains("delete _tokq_lock.json"), "{err}");
     assert!(lock.exists(), "a live holder's lock is left alone");
 }
+
+#[test]
+fn an_upload_cut_short_by_a_killed_writer_is_cleaned_up_by_the_rerun() {
+    // The local store writes an upload to `<name>#1` and renames it when complete; a writer killed
+    // in between leaves it (seen in CI after a cluster lost its scheduler). Its listing never
+    // shows such files, so the rerun looks for them on disk.
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 2, 50);
+    let args: Vec<String> = job.args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    tokq_ok(&args);
+    let clean = job.snapshot();
+    let cut = [write(&job.out, ".part-0123.parquet.7-9-1.tokq-tmp#1", "half"), write(&job.rejects, ".part-4567.parquet.7-9-2.tokq-tmp#2", "half")];
+    tokq_ok(&args);
+    assert!(cut.iter().all(|f| !f.exists()), "the staging files are left");
+    assert_same_files(&job.snapshot(), &clean, "the rerun differs");
+}

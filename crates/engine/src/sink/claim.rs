@@ -20,7 +20,7 @@ use tokq_udfs::args::df;
 use super::exec::WRITER;
 use super::journal::JOURNAL_DIR;
 use super::manifest::{Manifest, FORMAT_KEY, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
-use super::TMP_SUFFIX;
+use super::is_unfinished;
 
 /// The lock's file name in a target directory.
 pub const LOCK_NAME: &str = "_tokq_lock.json";
@@ -131,7 +131,7 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
         let own = name == MANIFEST_NAME
             || name == LEGACY_MANIFEST_NAME
             || name == LOCK_NAME
-            || (name.starts_with('.') && name.ends_with(TMP_SUFFIX))
+            || is_unfinished(&name)
             || (name.starts_with("part-")
                 && name.ends_with(".parquet")
                 && (listed_parts.contains(&name) || recorded.contains(&name) || written_by_tokq(store, &meta).await));

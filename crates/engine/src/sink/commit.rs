@@ -25,7 +25,7 @@ use tokq_core::pack::PackOptions;
 use crate::sink::exec::kept_schema;
 use crate::sink::part::{writer_properties, Part, Target};
 use crate::sink::table::SinkTable;
-use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, TMP_SUFFIX};
+use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, is_unfinished};
 
 use crate::sink::claim::Claim;
 use crate::store::{anchored, object_path};
@@ -364,6 +364,7 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
         files.extend(Part::new(target, Some("part-00000.parquet".into())).finish(true).await?);
     }
     remove_stale(&target.store, &target.dir, &files).await?;
+    remove_local_staging(location)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
@@ -389,13 +390,32 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
     Ok(manifest)
 }
 
+/// Removes the local store's staging files of uploads that a killed process left in a local
+/// folder (`.part-….tokq-tmp#1`): the store's own listing never shows them.
+fn remove_local_staging(location: &str) -> Result<()> {
+    let Some(dir) = crate::store::local_path(location) else { return Ok(()) };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.contains('#') && is_unfinished(&name) {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(DataFusionError::Execution(format!("cannot remove '{}': {e}", entry.path().display()))),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Removes part files of an earlier run that this run did not write, and unfinished files.
 async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileRecord]) -> Result<()> {
     let listed: Vec<_> = store.list(Some(dir)).try_collect().await.map_err(df)?;
     let stale = listed.into_iter().filter(|m| {
         let Some(rel) = m.location.prefix_match(dir).map(Path::from_iter) else { return false };
         let rel = rel.as_ref();
-        (rel.starts_with('.') && rel.ends_with(TMP_SUFFIX))
+        is_unfinished(rel)
             || (rel.starts_with("part-") && rel.ends_with(".parquet") && !keep.iter().any(|f| f.path == rel))
     });
     let mut deletes = futures::stream::iter(stale.map(|m| {

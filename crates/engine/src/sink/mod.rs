@@ -42,6 +42,17 @@ pub use layout::Layout;
 /// The suffix of a file being written (hidden, renamed into place when complete).
 pub const TMP_SUFFIX: &str = ".tokq-tmp";
 
+/// A file a writer left unfinished: a hidden temporary (`.part-….tokq-tmp`), or the local
+/// store's staging file of one (`.part-….tokq-tmp#1`, which `LocalFileSystem` writes a multipart
+/// upload to and renames on completion: a process killed mid-upload leaves it behind).
+pub fn is_unfinished(name: &str) -> bool {
+    let base = match name.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    };
+    name.starts_with('.') && base.ends_with(TMP_SUFFIX)
+}
+
 /// Where rejected rows go: rows whose `column` is not NULL (a filter's reason) are written there,
 /// with that column; the others go to the main target, without it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,4 +139,16 @@ pub fn store_and_dir(runtime: &RuntimeEnv, location: &str) -> Result<(Arc<dyn Ob
 pub fn source_part_name(uri: &str) -> String {
     use sha2::Digest;
     format!("part-{}.parquet", &hex::encode(sha2::Sha256::digest(uri.as_bytes()))[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unfinished_files_include_the_local_stores_staging_files() {
+        assert!(super::is_unfinished(".part-1.parquet.7-9-1.tokq-tmp"));
+        assert!(super::is_unfinished(".part-1.parquet.7-9-1.tokq-tmp#1"));
+        assert!(!super::is_unfinished("part-1.parquet"));
+        assert!(!super::is_unfinished(".part-1.parquet.tokq-tmp#x"));
+        assert!(!super::is_unfinished("x.tokq-tmp"));
+    }
 }
