@@ -307,7 +307,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let bar = (!a.quiet).then(RunProgress::new);
             let mut runner = Runner::new(&ctx, &recipe);
             runner.format = a.format.into();
-            runner.cluster = a.recipe.cluster.is_some();
+            runner.cluster = a.recipe.cluster.clone();
             if let Some(bar) = &bar {
                 runner.progress = bar;
             }

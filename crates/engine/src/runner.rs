@@ -53,11 +53,22 @@ const REMOTE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_mil
 
 /// Whether a statement failed because the cluster lost its job rather than because of the
 /// statement: the scheduler's watchdog cancelled a job that Ballista stopped scheduling after an
-/// executor was lost, or the job failed fetching shuffle data from a lost executor. Rerunning
-/// is safe: every COPY commits atomically, and a rerun keeps the files already committed.
-fn lost_job(e: &DataFusionError) -> bool {
+/// executor was lost, the job failed fetching shuffle data from a lost executor, or the client
+/// could not fetch the finished job's results from an executor that has gone (any address but
+/// the scheduler's, `scheduler` being its `df://host:port`). Rerunning is safe: every COPY
+/// commits atomically, and a rerun keeps the files already committed.
+fn lost_job(e: &DataFusionError, scheduler: Option<&str>) -> bool {
     let text = e.to_string();
-    ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
+    let lost_executor = scheduler.is_some_and(|url| unreachable_address(&text).is_some_and(|at| !url.ends_with(&format!("//{at}"))));
+    lost_executor || ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
+}
+
+/// The `host:port` a Ballista client failed to connect to, from its error text.
+pub fn unreachable_address(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once("Error connecting to Ballista scheduler or executor at ")?;
+    let rest = rest.split_once("://").map_or(rest, |(_, r)| r);
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))).unwrap_or(rest.len());
+    Some(rest[..end].trim_end_matches(':'))
 }
 
 /// Runs or explains one recipe on a context (local, or a Ballista client).
@@ -70,8 +81,9 @@ pub struct Runner<'a> {
     pub progress: &'a dyn Progress,
     /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed.
     pub format: ResultFormat,
-    /// The statements run on a cluster: progress comes from what the executors commit.
-    pub cluster: bool,
+    /// The scheduler (`df://host:port`) when the statements run on a cluster: progress comes
+    /// from what the executors commit, and a job whose executor went away runs again.
+    pub cluster: Option<String>,
 }
 
 enum Kind {
@@ -195,7 +207,7 @@ struct Done {
 impl<'a> Runner<'a> {
     /// A runner that shows no progress.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default(), cluster: false }
+        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default(), cluster: None }
     }
 
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
@@ -311,7 +323,7 @@ impl<'a> Runner<'a> {
                         timed(&began);
                         break;
                     }
-                    Err(e) if attempt < STATEMENT_ATTEMPTS && lost_job(&e) => {
+                    Err(e) if attempt < STATEMENT_ATTEMPTS && lost_job(&e, self.cluster.as_deref()) => {
                         let cause = root_cause(&e);
                         log::warn!("statement {} lost its job on the cluster ({cause}); resubmitting it, attempt {} of {STATEMENT_ATTEMPTS}", stmt.number, attempt + 1);
                         resubmitted.push(Resubmitted { statement: stmt.number, cause });
@@ -372,7 +384,7 @@ impl<'a> Runner<'a> {
                 let rows_before = rows_from(&inputs);
                 let raw_before = rows_of(&raw_input_files(&plan));
                 let write = sink::write(self.ctx, Arc::clone(&plan), &planned);
-                let written = if self.cluster { self.watching(&planned, write).await } else { write.await };
+                let written = if self.cluster.is_some() { self.watching(&planned, write).await } else { write.await };
                 self.progress.finish();
                 let written = written?;
                 count_documents(documents, &raw_before);
@@ -524,4 +536,23 @@ pub fn root_cause(e: &DataFusionError) -> String {
     const NO_MATCH: &str = "No function matches the given name and argument types";
     let cause = cause.find(NO_MATCH).map_or(cause.as_str(), |at| &cause[at..]);
     cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_executor_that_went_away_is_a_lost_job_and_the_scheduler_is_not() {
+        let at = |addr: &str| {
+            DataFusionError::Execution(format!(
+                "GrpcConnectionError(\"Error connecting to Ballista scheduler or executor at http://{addr}: tonic::transport::Error(Transport, ConnectError)\")"
+            ))
+        };
+        assert_eq!(unreachable_address(&at("127.0.0.1:39789").to_string()), Some("127.0.0.1:39789"));
+        assert!(lost_job(&at("127.0.0.1:39789"), Some("df://127.0.0.1:46363")));
+        assert!(!lost_job(&at("127.0.0.1:46363"), Some("df://127.0.0.1:46363")));
+        assert!(!lost_job(&at("127.0.0.1:39789"), None));
+        assert!(!lost_job(&DataFusionError::Plan("no such table".into()), Some("df://127.0.0.1:46363")));
+    }
 }

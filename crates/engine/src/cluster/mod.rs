@@ -118,6 +118,10 @@ async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result
 /// "h2 protocol error" or "transport error"; `None` for any other error.
 pub fn lost_scheduler(url: &str, cause: &str) -> Option<String> {
     const SIGNS: [&str; 5] = ["h2 protocol error", "transport error", "error trying to connect", "connection refused", "broken pipe"];
+    // A connection to another address is an executor's: the scheduler may be fine.
+    if crate::runner::unreachable_address(cause).is_some_and(|at| !url.ends_with(&format!("//{at}"))) {
+        return None;
+    }
     let lower = cause.to_lowercase();
     SIGNS.iter().any(|s| lower.contains(s)).then(|| {
         format!(
