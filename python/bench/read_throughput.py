@@ -106,7 +106,7 @@ def main():
         print(f"{'variant':<20} {'size MB':>8} {'ratio':>6} {'row groups':>10} {'Mtok/s':>8} {'(median)':>8} {'MB/s':>7} {'first batch':>11} {'vs .bin':>8} {'write s':>8}")
         print(f"{'.bin memmap':<20} {raw_bytes / 1e6:8.1f} {1.0:6.2f} {'-':>10} {ref_rate / 1e6:8.1f} {tokens / median / 1e6:8.1f} {raw_bytes / best / 1e6:7.0f} {first * 1e3:9.2f}ms {1.0:8.2f} {'-':>8}")
         for label, out, manifest, write_s in results:
-            best, median, first, n = timed(lambda: tokq_batches(out, args.batch), args.repeats)
+            best, median, first, n = timed(lambda out=out: tokq_batches(out, args.batch), args.repeats)
             assert n == tokens, (label, n, tokens)
             size = manifest["bytes"]
             groups = sum(len(TokqDataset(str(out), batch_size=1).output.files[k].row_groups) for k in range(len(manifest["files"])))

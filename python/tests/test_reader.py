@@ -1,12 +1,14 @@
 """The training reader against a freshly produced tokq output.
 
-Needs the tokq binary: TOKQ_BIN, or target/release/tokq under CARGO_TARGET_DIR. CI runs it with
-`python -m pytest python/tests`.
+Outputs come from the tokq command the package installs (or TOKQ_BIN). CI runs it with
+`python -m pytest python/tests` against the freshly built wheel.
 """
 
 import os
 import pathlib
+import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -19,10 +21,12 @@ SEQ = 64
 
 
 def tokq_bin() -> str:
+    """TOKQ_BIN if set, else the tokq command this package installed beside python."""
     if "TOKQ_BIN" in os.environ:
         return os.environ["TOKQ_BIN"]
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/tokq-target"))
-    return os.path.join(target, "release", "tokq")
+    found = shutil.which("tokq", path=os.path.dirname(sys.executable))
+    assert found, "pip install ./python installs the tokq command"
+    return found
 
 
 def run(recipe: str, tmp: pathlib.Path, name: str) -> pathlib.Path:

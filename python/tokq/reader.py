@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,13 +31,14 @@ FORMAT_VERSION = 2
 MANIFEST = "_tokq_manifest.parquet"
 
 
-def read_manifest(path: str) -> dict:
+def read_manifest(path: str) -> dict[str, Any]:
     """The manifest of a local or `s3://` output directory: the JSON in the footer of its
     `_tokq_manifest.parquet` (a Parquet file with the output's schema and no rows, so that
     readers of the whole folder see it as an empty part)."""
     fs, root = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
     with fs.open_input_file(posixpath.join(root.rstrip("/"), MANIFEST)) as f:
-        return json.loads(pq.ParquetFile(f).metadata.metadata[b"tokq.manifest"])
+        manifest: dict[str, Any] = json.loads(pq.ParquetFile(f).metadata.metadata[b"tokq.manifest"])
+        return manifest
 
 
 class TokqFormatError(ValueError):
@@ -46,9 +48,9 @@ class TokqFormatError(ValueError):
 @dataclass
 class FileInfo:
     path: str
-    row_groups: List[int]
-    tokenizers: List[dict]
-    packing: Optional[dict]
+    row_groups: list[int]
+    tokenizers: list[dict[str, Any]]
+    packing: dict[str, Any] | None
 
 
 @dataclass
@@ -57,11 +59,11 @@ class Output:
 
     root: str
     filesystem: pafs.FileSystem
-    files: List[FileInfo] = field(default_factory=list)
-    manifest: Optional[dict] = None
+    files: list[FileInfo] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None
 
 
-def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: Optional[str]) -> FileInfo:
+def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: str | None) -> FileInfo:
     kv = md.metadata or {}
     version = kv.get(b"tokq.format_version")
     if version is None:
@@ -79,7 +81,7 @@ def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: Optional[str]) -> 
     return FileInfo(path, list(range(md.num_row_groups)), tokenizers, packing)
 
 
-def open_output(path: str, expect_tokenizer: Optional[str] = None, allow_partial: bool = False) -> Output:
+def open_output(path: str, expect_tokenizer: str | None = None, allow_partial: bool = False) -> Output:
     """Opens a local or `s3://` output directory and checks every file's footer.
 
     The manifest is written last, so without it the run did not finish: that is an error unless
@@ -113,7 +115,7 @@ def open_output(path: str, expect_tokenizer: Optional[str] = None, allow_partial
     return out
 
 
-def _fixed_rows(column: pa.ChunkedArray, name: str, seq_len: Optional[int]) -> np.ndarray:
+def _fixed_rows(column: pa.ChunkedArray, name: str, seq_len: int | None) -> np.ndarray:
     """A list column whose rows all have seq_len values, as a zero-copy (rows, seq_len) array."""
     arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     offsets = np.asarray(arr.offsets)
@@ -139,7 +141,7 @@ def _cu_seqlens(column: pa.ChunkedArray, seq_len: int, start: int, stop: int) ->
     return np.concatenate([starts + rows * seq_len, np.array([(stop - start) * seq_len], dtype=np.int32)])
 
 
-class TokqDataset(_Base):
+class TokqDataset(_Base):  # type: ignore[misc]  # torch's IterableDataset when torch is there
     """Batches of `input_ids` (and `attention_mask` / `cu_seqlens` when present and asked for).
 
     path: the output directory (local or s3://).
@@ -159,12 +161,12 @@ class TokqDataset(_Base):
         path: str,
         batch_size: int,
         *,
-        expect_tokenizer: Optional[str] = None,
+        expect_tokenizer: str | None = None,
         rank: int = 0,
         world_size: int = 1,
-        num_workers: Optional[int] = None,
-        worker_id: Optional[int] = None,
-        shuffle_seed: Optional[int] = None,
+        num_workers: int | None = None,
+        worker_id: int | None = None,
+        shuffle_seed: int | None = None,
         with_doc_boundaries: bool = False,
         drop_last: bool = False,
         as_torch: bool = False,
@@ -178,7 +180,7 @@ class TokqDataset(_Base):
             raise ImportError("as_torch=True needs torch: pip install 'tokq[torch]'")
         self.output = open_output(path, expect_tokenizer, allow_partial)
         packing = self.output.files[0].packing
-        self.seq_len: Optional[int] = packing["seq_len"] if packing else None
+        self.seq_len: int | None = packing["seq_len"] if packing else None
         if with_doc_boundaries and packing is None:
             raise TokqFormatError(f"{path}: with_doc_boundaries needs packed output (pack_tokens)")
         self.batch_size, self.rank, self.world_size = batch_size, rank, world_size
@@ -193,13 +195,13 @@ class TokqDataset(_Base):
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
-    def _worker(self):
+    def _worker(self) -> tuple[int, int]:
         if self.num_workers is not None:
             return self.worker_id or 0, self.num_workers
         info = torch.utils.data.get_worker_info() if torch is not None else None
         return (info.id, info.num_workers) if info is not None else (0, 1)
 
-    def units(self) -> List[tuple]:
+    def units(self) -> list[tuple[int, int]]:
         """This shard's (file, row group) pairs, in reading order."""
         units = [(f, g) for f, info in enumerate(self.output.files) for g in info.row_groups]
         if self.shuffle_seed is not None:
@@ -209,9 +211,9 @@ class TokqDataset(_Base):
         shard, shards = self.rank * workers + worker, self.world_size * workers
         return units[shard::shards]
 
-    def _row_groups(self) -> Iterator[Dict[str, np.ndarray]]:
+    def _row_groups(self) -> Iterator[dict[str, np.ndarray]]:
         rng = np.random.default_rng([self.shuffle_seed, self.epoch, self.rank]) if self.shuffle_seed is not None else None
-        handles: Dict[int, pq.ParquetFile] = {}
+        handles: dict[int, pq.ParquetFile] = {}
         for f, g in self.units():
             if f not in handles:
                 handles.clear()
@@ -225,13 +227,14 @@ class TokqDataset(_Base):
                 arrays = {k: (v[perm] if isinstance(v, np.ndarray) else v.take(pa.array(perm))) for k, v in arrays.items()}
             yield arrays
 
-    def _batch(self, parts: Sequence[tuple]) -> Dict[str, object]:
+    def _batch(self, parts: Sequence[tuple[dict[str, Any], int, int]]) -> dict[str, object]:
         """A batch from (arrays, start, stop) slices of one or more row groups."""
-        out: Dict[str, object] = {}
+        out: dict[str, object] = {}
         for c in self.columns:
             if c == "doc_offsets":
                 cus, base = [], 0
                 for arrays, s, e in parts:
+                    assert self.seq_len is not None  # doc_offsets come only with fixed-length rows
                     cu = _cu_seqlens(arrays[c], self.seq_len, s, e)
                     cus.append(cu[:-1] + base)
                     base += (e - s) * self.seq_len
@@ -243,9 +246,9 @@ class TokqDataset(_Base):
             out = {k: torch.from_numpy(np.asarray(v, dtype=np.int64 if k != "cu_seqlens" else np.int32)) for k, v in out.items()}
         return out
 
-    def __iter__(self) -> Iterator[Dict[str, object]]:
+    def __iter__(self) -> Iterator[dict[str, object]]:
         bs = self.batch_size
-        pending: List[tuple] = []  # slices waiting to fill a batch
+        pending: list[tuple[dict[str, Any], int, int]] = []  # slices waiting to fill a batch
         waiting = 0
         for arrays in self._row_groups():
             n = len(arrays["input_ids"])

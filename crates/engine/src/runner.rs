@@ -79,8 +79,9 @@ pub struct Runner<'a> {
     pub recipe: &'a Recipe,
     /// Told when each statement starts and ends.
     pub progress: &'a dyn Progress,
-    /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed.
-    pub format: ResultFormat,
+    /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed on stdout; None prints
+    /// nothing (a library caller that takes a query's rows itself).
+    pub format: Option<ResultFormat>,
     /// The scheduler (`df://host:port`) when the statements run on a cluster: progress comes
     /// from what the executors commit, and a job whose executor went away runs again.
     pub cluster: Option<String>,
@@ -106,6 +107,12 @@ fn classify(sql: &str) -> Result<Kind> {
         Some(DfStatement::CopyTo(c)) if is_parquet(&c) => Kind::ParquetCopy(c),
         _ => Kind::Other,
     })
+}
+
+/// Whether a statement is a query (its rows are its result), as opposed to a COPY, a definition
+/// or CREATE COMPONENTS.
+pub fn is_query(sql: &str) -> bool {
+    matches!(classify(sql), Ok(Kind::Query))
 }
 
 fn is_parquet(c: &CopyToStatement) -> bool {
@@ -207,7 +214,7 @@ struct Done {
 impl<'a> Runner<'a> {
     /// A runner that shows no progress.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress, format: ResultFormat::default(), cluster: None }
+        Self { ctx, recipe, progress: &NoProgress, format: Some(ResultFormat::default()), cluster: None }
     }
 
     fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
@@ -427,15 +434,18 @@ impl<'a> Runner<'a> {
                 let batches = collect(plan, self.ctx.task_ctx()).await;
                 self.progress.finish();
                 count_documents(documents, &raw_before);
-                print!("{}", self.format.render(&batches?)?);
+                let batches = batches?;
+                if let Some(format) = self.format {
+                    print!("{}", format.render(&batches)?);
+                }
             }
             Kind::Other => {
                 // Definitions run when planned; EXPLAIN, DESCRIBE and SHOW have rows to print.
                 let df = self.ctx.sql(&stmt.sql).await?;
                 let prints = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
                 let batches = df.collect().await?;
-                if prints {
-                    print!("{}", self.format.render(&batches)?);
+                if let (true, Some(format)) = (prints, self.format) {
+                    print!("{}", format.render(&batches)?);
                 }
             }
         }

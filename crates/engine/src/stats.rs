@@ -114,7 +114,7 @@ pub struct StatementStats {
 }
 
 /// What a run read and wrote: the CLI's summary and `--stats-json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RunStats {
     /// The recipe's path.
     pub recipe: String,

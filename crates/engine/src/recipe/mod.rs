@@ -156,7 +156,7 @@ impl Statement {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 /// A parsed recipe.
 pub struct Recipe {
     /// The file it came from, for messages.

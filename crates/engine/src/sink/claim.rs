@@ -7,7 +7,7 @@
 #![allow(deprecated)]
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
@@ -38,6 +38,26 @@ struct Holder {
 pub struct Claim {
     store: Arc<dyn ObjectStore>,
     lock: Path,
+    released: bool,
+}
+
+/// Locks this process dropped without releasing them: their COPY was cancelled while the process
+/// lives on (Ctrl-C in `tokq.run` from Python drops the run). Their holder is this very process,
+/// which looks alive, so a rerun here takes them over by this mark instead of by [`gone`].
+static ABANDONED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if self.released {
+            return;
+        }
+        ABANDONED.lock().unwrap_or_else(|p| p.into_inner()).insert(self.key());
+        // Best effort, so that no lock is left behind if nothing reruns; a rerun does not rely on it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (store, lock) = (Arc::clone(&self.store), self.lock.clone());
+            runtime.spawn(async move { store.delete(&lock).await });
+        }
+    }
 }
 
 impl Claim {
@@ -46,10 +66,12 @@ impl Claim {
     /// deleted instead.
     pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
-        let claim = Self { store: Arc::clone(store), lock: lock.clone() };
+        let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false };
         if !claim.try_lock().await? {
             let holder = claim.holder().await;
-            if !holder.as_ref().is_some_and(gone) || !claim.retake().await? {
+            let ours_abandoned = holder.as_ref().is_none_or(|h| h.writer == *WRITER) && claim.abandoned();
+            if !(ours_abandoned || holder.as_ref().is_some_and(gone)) || !claim.retake().await? {
+                claim.released = true; // not ours to remove
                 let who = holder.map_or("a run whose lock cannot be read".to_string(), |h| {
                     format!("{}, holding it for {} s", h.writer, now_secs().saturating_sub(h.since))
                 });
@@ -66,12 +88,25 @@ impl Claim {
         Ok(claim)
     }
 
+    /// Where this lock is, across stores.
+    fn key(&self) -> String {
+        format!("{}/{}", self.store, self.lock)
+    }
+
+    /// Whether this process abandoned this lock; the mark is used once.
+    fn abandoned(&self) -> bool {
+        ABANDONED.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key())
+    }
+
     /// Creates the lock file if there is none.
     async fn try_lock(&self) -> Result<bool> {
         let body = serde_json::to_vec(&Holder { writer: WRITER.clone(), since: now_secs() }).map_err(df)?;
         let create = PutOptions { mode: PutMode::Create, ..Default::default() };
         match self.store.put_opts(&self.lock, PutPayload::from(body), create).await {
-            Ok(_) => Ok(true),
+            Ok(_) => {
+                self.abandoned(); // a lock taken afresh is nobody's abandoned one
+                Ok(true)
+            }
             Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
             Err(e) => Err(df(e)),
         }
@@ -90,7 +125,8 @@ impl Claim {
         }
     }
 
-    pub async fn release(self) -> Result<()> {
+    pub async fn release(mut self) -> Result<()> {
+        self.released = true;
         match self.store.delete(&self.lock).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(df(e)),

@@ -1,0 +1,513 @@
+//! `tokq`: run SQL recipes that turn raw text into training-ready tokens, locally or on Ballista.
+//!
+//! The command is this library's [`main_from`]; `src/main.rs` and the Python package's `tokq`
+//! console script both call it, so the two commands are one program.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokq_engine::recipe::{ParamType, Recipe};
+use tokq_engine::results::ResultFormat;
+use tokq_engine::runner::Runner;
+use tokq_engine::session::{local_context, with_tokq};
+
+#[cfg(feature = "cluster")]
+mod gate;
+mod report;
+#[cfg(feature = "cluster")]
+mod roles;
+#[cfg(feature = "cluster")]
+mod watchdog;
+
+use report::{print_summary, RunProgress};
+
+#[derive(Parser)]
+#[command(name = "tokq", version, about = "SQL recipes that turn raw text corpora into training-ready tokens")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a recipe's statements in order (`tokq sql -c "SELECT ..."` runs SQL given inline).
+    #[command(visible_alias = "sql")]
+    Run(RunArgs),
+    /// Print each statement's logical and physical plan without reading or writing data.
+    Explain(RecipeArgs),
+    /// List a recipe's declared parameters: name, type, default and what each is for.
+    Params {
+        /// The recipe file.
+        recipe: PathBuf,
+    },
+    /// Load a tokenizer spec and say which encoder runs it: tokq's own, or the reference
+    /// implementation and why.
+    Tokenizer {
+        /// As given to tokenize(): a tokenizer.json path or URI, tiktoken:NAME, tiktoken:PATH#PATTERN.
+        spec: String,
+    },
+    /// Print an output folder's manifest as JSON: its files, rows, tokens, tokenizers, layout.
+    Manifest {
+        /// The folder a COPY wrote (local path or s3://...).
+        dir: String,
+    },
+    /// Make one self-contained HTML page from a run's --stats-json: accounting, drops per filter
+    /// and reason, length and token histograms, dedup cluster sizes, time per statement.
+    Report {
+        /// The --stats-json file of a run.
+        stats: PathBuf,
+        /// Where to write the page.
+        #[arg(short, long, default_value = "tokq-report.html")]
+        output: PathBuf,
+    },
+    /// Print a shell completion script: `tokq completions bash > /etc/bash_completion.d/tokq`.
+    Completions {
+        shell: clap_complete::Shell,
+    },
+    /// List tokq's functions, or print the full function reference as Markdown.
+    Functions {
+        /// The reference with every function's arguments and example, as in docs/reference/functions.md.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Start a Ballista scheduler with tokq's functions.
+    #[cfg(feature = "cluster")]
+    Scheduler {
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        #[arg(short = 'p', long, default_value_t = 50050)]
+        bind_port: u16,
+        /// Seconds without a word from an executor after which it is dead and its tasks run
+        /// elsewhere; at least 10 (a busy executor reports every 5 s).
+        #[arg(long, default_value_t = 180)]
+        executor_timeout_seconds: u64,
+        /// How often to look for dead executors, in seconds (less than the timeout).
+        #[arg(long, default_value_t = 15)]
+        expire_dead_executor_interval_seconds: u64,
+        /// Who may use Ballista's REST API and web page on the scheduler's port.
+        #[arg(long, value_enum, default_value = "loopback")]
+        rest_api: gate::RestApi,
+        #[command(flatten)]
+        guard: GuardArgs,
+    },
+    /// Start a Ballista executor with tokq's functions.
+    #[cfg(feature = "cluster")]
+    Executor {
+        #[arg(long, default_value = "localhost")]
+        scheduler_host: String,
+        #[arg(long, default_value_t = 50050)]
+        scheduler_port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// The address the scheduler and other executors reach this executor at (default: the
+        /// bind host; give the pod or machine address when binding 0.0.0.0).
+        #[arg(long)]
+        external_host: Option<String>,
+        /// Arrow Flight port (shuffle data).
+        #[arg(short = 'p', long, default_value_t = 50051)]
+        bind_port: u16,
+        #[arg(long, default_value_t = 50052)]
+        bind_grpc_port: u16,
+        /// Task slots (default: the number of cores).
+        #[arg(short = 'c', long)]
+        vcores: Option<usize>,
+        /// Folder for shuffle files.
+        #[arg(long)]
+        work_dir: Option<String>,
+        /// Memory pool for spilling operators, in bytes (default: 70% of memory).
+        #[arg(long)]
+        memory_pool_bytes: Option<u64>,
+        #[command(flatten)]
+        guard: GuardArgs,
+    },
+}
+
+/// The cluster secret's file; without it, the secret comes from TOKQ_CLUSTER_SECRET if set.
+#[derive(Args)]
+struct SecretArg {
+    /// A file holding the cluster's shared secret (at least 16 characters). Without it, the
+    /// secret is TOKQ_CLUSTER_SECRET's value if that is set.
+    #[arg(long, value_name = "FILE")]
+    secret_file: Option<PathBuf>,
+}
+
+impl SecretArg {
+    #[cfg(feature = "cluster")]
+    fn load(&self) -> anyhow::Result<Option<tokq_engine::cluster::secret::ClusterSecret>> {
+        Ok(tokq_engine::cluster::secret::ClusterSecret::load(self.secret_file.as_deref())?)
+    }
+}
+
+/// A node's doors and data.
+#[cfg(feature = "cluster")]
+#[derive(Args)]
+struct GuardArgs {
+    #[command(flatten)]
+    secret: SecretArg,
+    /// A local folder or s3://bucket[/prefix] that jobs may read and write; repeat for more.
+    /// Without any, jobs may use every path this user can.
+    #[arg(long = "allow-root", value_name = "PATH")]
+    allow_roots: Vec<String>,
+    /// Listen on a non-loopback address without a secret.
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[cfg(feature = "cluster")]
+impl GuardArgs {
+    fn load(self) -> anyhow::Result<roles::Guard> {
+        Ok(roles::Guard { secret: self.secret.load()?, allow_roots: self.allow_roots, insecure: self.insecure })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BadRow {
+    Fail,
+    Skip,
+}
+
+#[derive(Args)]
+struct RecipeArgs {
+    /// The recipe: a file of DataFusion SQL statements, or - for standard input.
+    #[arg(required_unless_present = "command", value_name = "RECIPE")]
+    recipe: Option<PathBuf>,
+    /// Statements to run, given here instead of a recipe file.
+    #[arg(short = 'c', long = "command", value_name = "SQL", conflicts_with = "recipe")]
+    command: Option<String>,
+    /// Replace `${NAME}` in the recipe.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Run on a Ballista cluster, e.g. df://127.0.0.1:50050.
+    #[arg(long, value_name = "URL")]
+    cluster: Option<String>,
+    /// Partitions (parallel tasks and output files); default: this machine's cores, on a
+    /// cluster too (Ballista's own default is 16), so that local and cluster runs agree.
+    #[arg(long)]
+    partitions: Option<usize>,
+    /// What to do with a malformed input row.
+    #[arg(long, value_enum, default_value = "fail")]
+    on_bad_row: BadRow,
+    /// Memory for query execution in a local run, e.g. 4G (DataFusion's memory pool: sorts and
+    /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
+    /// With --cluster: how long to wait for the scheduler to have an executor before failing
+    /// (no job is submitted to a cluster without executors).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    wait_for_executors: u64,
+    /// With --cluster: the cluster's secret.
+    #[command(flatten)]
+    secret: SecretArg,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    recipe: RecipeArgs,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Write run statistics as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+    /// How SELECT, EXPLAIN, DESCRIBE and SHOW print their rows on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+    Ndjson,
+}
+
+impl From<Format> for ResultFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => ResultFormat::Table,
+            Format::Csv => ResultFormat::Csv,
+            Format::Json => ResultFormat::Json,
+            Format::Ndjson => ResultFormat::Ndjson,
+        }
+    }
+}
+
+fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
+    let mut params = BTreeMap::new();
+    for kv in &a.set {
+        let Some((k, v)) = kv.split_once('=') else { bail!("--set '{kv}': expected NAME=VALUE") };
+        params.insert(k.trim().to_string(), v.to_string());
+    }
+    let (path, raw) = match (&a.command, &a.recipe) {
+        (Some(sql), _) => ("<command>".to_string(), sql.clone()),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut raw = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut raw).context("cannot read the recipe from standard input")?;
+            ("<stdin>".to_string(), raw)
+        }
+        (None, Some(p)) => {
+            let path = p.display().to_string();
+            let raw = std::fs::read_to_string(p).with_context(|| format!("cannot read recipe '{path}'"))?;
+            (path, raw)
+        }
+        (None, None) => bail!("give a recipe file, - for standard input, or -c SQL"),
+    };
+    Ok(Recipe::parse(&path, &raw, &params)?)
+}
+
+/// Where and how a run's statements execute: what `tokq run`'s options say, and what Python's
+/// `tokq.run` and `tokq.sql` pass.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// A Ballista scheduler (`df://host:50050`), or None for this process.
+    pub cluster: Option<String>,
+    /// Partitions; None is this machine's cores.
+    pub partitions: Option<usize>,
+    /// Skip (and count) malformed input rows instead of failing.
+    pub skip_bad_rows: bool,
+    /// DataFusion's memory pool for a local run, e.g. `4G`.
+    pub memory_limit: Option<String>,
+    /// With a cluster: how long to wait for an executor.
+    pub wait_for_executors: std::time::Duration,
+    /// With a cluster: the secret's file (else TOKQ_CLUSTER_SECRET).
+    pub secret_file: Option<PathBuf>,
+}
+
+impl Target {
+    fn of(a: &RecipeArgs) -> Self {
+        Target {
+            cluster: a.cluster.clone(),
+            partitions: a.partitions,
+            skip_bad_rows: matches!(a.on_bad_row, BadRow::Skip),
+            memory_limit: a.memory_limit.clone(),
+            wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
+            secret_file: a.secret.secret_file.clone(),
+        }
+    }
+
+    /// A context with every tokq function, local or on the cluster.
+    pub async fn context(&self) -> anyhow::Result<SessionContext> {
+        #[cfg(feature = "cluster")]
+        let secret = if self.cluster.is_some() { SecretArg { secret_file: self.secret_file.clone() }.load()? } else { None };
+        let mut config = match &self.cluster {
+            #[cfg(feature = "cluster")]
+            Some(_) => tokq_engine::cluster::member_config(secret.as_ref()),
+            _ => with_tokq(SessionConfig::new()),
+        };
+        // DataFusion's default is this machine's cores, Ballista's 16: one default for both, so that
+        // what depends on the partitions (packed rows, partition-layout files) is the same locally
+        // and on a cluster. Give a cluster more with --partitions.
+        let n = self.partitions.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if n == 0 {
+            bail!("--partitions must be at least 1");
+        }
+        config = config.with_target_partitions(n);
+        config = config.set_str("tokq.on_bad_row", if self.skip_bad_rows { "skip" } else { "fail" });
+        match &self.cluster {
+            Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
+            #[cfg(feature = "cluster")]
+            Some(url) => tokq_engine::cluster::remote_context(url, config, secret.as_ref(), self.wait_for_executors).await,
+            #[cfg(not(feature = "cluster"))]
+            Some(_) => bail!("this tokq was built without the 'cluster' feature"),
+            None => {
+                let ctx = local_context(config)?;
+                if let Some(limit) = &self.memory_limit {
+                    ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
+                        .await
+                        .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
+                }
+                Ok(ctx)
+            }
+        }
+    }
+
+    /// The one-line error of a failed run on this target: a lost scheduler is named as such.
+    pub fn explain_failure(&self, e: &mut tokq_engine::runner::StatementError) {
+        #[cfg(feature = "cluster")]
+        if let Some(line) = self.cluster.as_deref().and_then(|url| tokq_engine::cluster::lost_scheduler(url, &e.cause)) {
+            e.cause = line;
+        }
+        #[cfg(not(feature = "cluster"))]
+        let _ = e;
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    // `tokq tokenizer s3://...` reads through the engine's stores, as recipes do.
+    tokq_core::load::set_byte_loader(tokq_engine::store::read_bytes);
+    match cli.cmd {
+        Cmd::Run(a) => {
+            let recipe = load_recipe(&a.recipe)?;
+            let ctx = Target::of(&a.recipe).context().await?;
+            let bar = (!a.quiet).then(RunProgress::new);
+            let mut runner = Runner::new(&ctx, &recipe);
+            runner.format = Some(a.format.into());
+            runner.cluster = a.recipe.cluster.clone();
+            if let Some(bar) = &bar {
+                runner.progress = bar;
+            }
+            let (mut stats, mut failed) = runner.run_with_stats().await;
+            if let Some(e) = failed.as_mut() {
+                Target::of(&a.recipe).explain_failure(e);
+                stats.error = Some(e.to_string());
+            }
+            // Written for failed runs too: what ran, and the error that stopped it.
+            if let Some(path) = a.stats_json {
+                let json = serde_json::to_string_pretty(&stats)?;
+                std::fs::write(&path, json).with_context(|| format!("cannot write '{}'", path.display()))?;
+            }
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            // A run that read and wrote nothing (`tokq sql -c "SHOW TABLES"`) has no summary.
+            if !a.quiet && (stats.rows_read > 0 || !stats.outputs.is_empty() || !stats.components.is_empty()) {
+                print_summary(&stats, a.recipe.cluster.is_some());
+            }
+        }
+        Cmd::Explain(a) => {
+            let recipe = load_recipe(&a)?;
+            let ctx = Target::of(&a).context().await?;
+            print!("{}", Runner::new(&ctx, &recipe).explain().await?);
+        }
+        Cmd::Params { recipe } => {
+            let path = recipe.display().to_string();
+            let raw = std::fs::read_to_string(&recipe).with_context(|| format!("cannot read recipe '{path}'"))?;
+            let declared = Recipe::declared(&path, &raw)?;
+            if declared.is_empty() {
+                bail!("{path} declares no PARAMETERS (its ${{name}} uses and their defaults are in its text)");
+            }
+            let width = declared.iter().map(|d| d.name.len()).max().unwrap_or(0);
+            for d in declared {
+                let quoted = matches!(d.kind, ParamType::Text | ParamType::Path | ParamType::Folder);
+                let default = d.default.map_or_else(|| "(required)".to_string(), |v| if quoted { format!("= {v:?}") } else { format!("= {v}") });
+                println!("{:width$}  {:7}  {default}", d.name, d.kind.to_string());
+                if !d.doc.is_empty() {
+                    println!("{:width$}  {}", "", d.doc);
+                }
+            }
+        }
+        Cmd::Tokenizer { spec } => {
+            let t = tokq_core::tokenize::Tokenizer::load(&spec)?;
+            println!("spec     {spec}\nencoder  {}\nsha256   {}", t.backend(), t.sha256);
+            if let Some(reason) = &t.fallback_reason {
+                println!("fallback {reason}");
+            }
+        }
+        Cmd::Report { stats, output } => {
+            let text = std::fs::read_to_string(&stats).with_context(|| format!("cannot read '{}'", stats.display()))?;
+            let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("'{}' is not JSON", stats.display()))?;
+            let ctx = local_context(SessionConfig::new())?;
+            let report = tokq_engine::report::Report::gather(&ctx, json).await.map_err(|e| anyhow::anyhow!("{}: {}", stats.display(), tokq_engine::runner::root_cause(&e)))?;
+            std::fs::write(&output, report.html()).with_context(|| format!("cannot write '{}'", output.display()))?;
+            eprintln!("tokq: wrote {}", output.display());
+        }
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tokq", &mut std::io::stdout());
+        }
+        Cmd::Manifest { dir } => {
+            let manifest = tokq_engine::sink::manifest::read(&dir).map_err(|e| anyhow::anyhow!(tokq_engine::runner::root_cause(&e)))?;
+            println!("{}", serde_json::to_string_pretty(&manifest)?);
+        }
+        Cmd::Functions { markdown } => {
+            let ctx = local_context(SessionConfig::new())?;
+            if markdown {
+                print!("{}", tokq_engine::functions::reference_markdown(&ctx).await?);
+            } else {
+                let mut names: Vec<(String, String)> = tokq_udfs::scalar_udfs()
+                    .iter()
+                    .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone())))
+                    .collect();
+                names.extend(tokq_engine::functions::table_functions().into_iter().map(|t| (t.doc.syntax_example, t.doc.description)));
+                names.sort();
+                for (syntax, description) in names {
+                    let first = description.split(". ").next().unwrap_or_default().trim_end_matches('.');
+                    println!("{syntax}\n    {first}.");
+                }
+            }
+        }
+        #[cfg(feature = "cluster")]
+        Cmd::Scheduler { bind_host, bind_port, executor_timeout_seconds, expire_dead_executor_interval_seconds, rest_api, guard } => {
+            roles::run_scheduler(roles::SchedulerArgs {
+                bind_host,
+                bind_port,
+                executor_timeout_seconds,
+                expire_dead_executor_interval_seconds,
+                rest_api,
+                guard: guard.load()?,
+            })
+            .await?
+        }
+        #[cfg(feature = "cluster")]
+        Cmd::Executor {
+            scheduler_host,
+            scheduler_port,
+            bind_host,
+            external_host,
+            bind_port,
+            bind_grpc_port,
+            vcores,
+            work_dir,
+            memory_pool_bytes,
+            guard,
+        } => {
+            roles::run_executor(roles::ExecutorArgs {
+                scheduler_host,
+                scheduler_port,
+                external_host: external_host.unwrap_or_else(|| bind_host.clone()),
+                bind_host,
+                bind_port,
+                grpc_port: bind_grpc_port,
+                vcores,
+                work_dir,
+                memory_pool_bytes,
+                guard: guard.load()?,
+            })
+            .await?
+        }
+    }
+    Ok(())
+}
+
+/// Runs the `tokq` command on these arguments (the first is the program name) and returns its
+/// exit status: what `tokq` does from a shell, and from Python's `tokq` console script.
+pub fn main_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        // --help and --version land here too, with exit code 0.
+        Err(e) => {
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    let server = !matches!(cli.cmd, Cmd::Run(_) | Cmd::Explain(_) | Cmd::Tokenizer { .. } | Cmd::Functions { .. } | Cmd::Manifest { .. } | Cmd::Completions { .. } | Cmd::Report { .. });
+    // A Python process may have set up logging already; the first logger stays.
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if server { "info" } else { "error,ballista_core=off,ballista=off" })).try_init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tokq: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tokq: {}", one_line(&e));
+            1
+        }
+    }
+}
+
+/// An error and its causes on one line, as the command prints it.
+pub fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").lines().map(str::trim).collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,178 @@
+//! tokq's native Python module, `tokq._native`: the engine's recipes and SQL, Python UDFs, tokq's
+//! functions for a stock datafusion SessionContext, and the `tokq` command. `python/tokq/*.py`
+//! is the API users see; this module is what it calls.
+
+mod arrow_c;
+mod errors;
+mod foreign;
+mod progress;
+mod py_udf;
+mod wait;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::prelude::SessionContext;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use tokq::Target;
+use tokq_engine::recipe::{Recipe, Statement};
+use tokq_engine::runner::{is_query, root_cause, Runner, StatementError};
+use tokq_engine::RunStats;
+
+use arrow_c::ArrowStream;
+
+/// Why a call failed, before it becomes a Python exception (which needs the GIL).
+enum Failure {
+    /// Setting up: the context, the cluster, a memory limit.
+    Setup(anyhow::Error),
+    /// A statement, with what the run did up to it.
+    Statement(StatementError, Box<RunStats>),
+}
+
+impl Failure {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Setup(e) => errors::tokq(e),
+            Failure::Statement(e, stats) => errors::statement(py, &e, serde_json::to_string(&stats).unwrap_or_default()),
+        }
+    }
+}
+
+fn target(partitions: Option<usize>, cluster: Option<String>, memory_limit: Option<String>, on_bad_row: &str) -> PyResult<Target> {
+    let skip_bad_rows = match on_bad_row {
+        "fail" => false,
+        "skip" => true,
+        other => return Err(PyValueError::new_err(format!("on_bad_row must be 'fail' or 'skip', not {other:?}"))),
+    };
+    Ok(Target { cluster, partitions, skip_bad_rows, memory_limit, wait_for_executors: std::time::Duration::from_secs(60), secret_file: None })
+}
+
+/// A context for this target with the Python UDFs of this process.
+async fn context(target: &Target) -> Result<SessionContext, Failure> {
+    let ctx = target.context().await.map_err(Failure::Setup)?;
+    py_udf::add_to(&ctx);
+    Ok(ctx)
+}
+
+/// Runs a recipe's statements; the failure carries the stats of what ran.
+async fn run_statements(ctx: &SessionContext, recipe: &Recipe, target: &Target, progress: &dyn tokq_engine::stats::Progress) -> Result<RunStats, Failure> {
+    let mut runner = Runner::new(ctx, recipe);
+    runner.format = None;
+    runner.cluster = target.cluster.clone();
+    runner.progress = progress;
+    match runner.run_with_stats().await {
+        (stats, None) => Ok(stats),
+        (mut stats, Some(mut e)) => {
+            target.explain_failure(&mut e);
+            stats.error = Some(e.to_string());
+            Err(Failure::Statement(e, Box::new(stats)))
+        }
+    }
+}
+
+/// Runs SQL statements (`${name}` filled from `params`) and returns the last one's rows as an
+/// Arrow stream: collected with the GIL released, or computed as Python reads them (`stream`).
+#[pyfunction]
+#[pyo3(signature = (query, params = None, partitions = None, memory_limit = None, stream = false))]
+fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, partitions: Option<usize>, memory_limit: Option<String>, stream: bool) -> PyResult<ArrowStream> {
+    let recipe = Recipe::parse("<sql>", &query, &params.unwrap_or_default()).map_err(errors::recipe)?;
+    let target = target(partitions, None, memory_limit, "fail")?;
+    let work = async move {
+        let ctx = context(&target).await?;
+        let Some((last, before)) = recipe.statements.split_last() else { unreachable!("Recipe::parse refuses an empty recipe") };
+        if !is_query(&last.sql) {
+            run_statements(&ctx, &recipe, &target, &tokq_engine::stats::NoProgress).await?;
+            return Ok(ArrowStream::collected(Arc::new(datafusion::arrow::datatypes::Schema::empty()), Vec::new()));
+        }
+        let head = Recipe { statements: before.to_vec(), ..recipe.clone() };
+        let stats = run_statements(&ctx, &head, &target, &tokq_engine::stats::NoProgress).await?;
+        let failed = |e: datafusion::error::DataFusionError| Failure::Statement(statement_error(last, &e), Box::new(stats.clone()));
+        let df = ctx.sql(&last.sql).await.map_err(failed)?;
+        if stream {
+            return Ok(ArrowStream::live(df.execute_stream().await.map_err(failed)?));
+        }
+        let schema = Arc::new(df.schema().as_arrow().clone());
+        Ok(ArrowStream::collected(schema, df.collect().await.map_err(failed)?))
+    };
+    wait::wait(py, work, |_| Ok(()))?.map_err(|f: Failure| f.into_py(py))
+}
+
+fn statement_error(stmt: &Statement, e: &datafusion::error::DataFusionError) -> StatementError {
+    StatementError { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e) }
+}
+
+/// Runs a recipe file as `tokq run` does and returns its statistics (the `--stats-json` text).
+/// `progress(statement, bytes, total_bytes, rows, seconds)` is called on this thread every half
+/// second while a statement reads.
+#[pyfunction]
+#[pyo3(signature = (recipe, params = None, partitions = None, cluster = None, memory_limit = None, on_bad_row = "fail", progress = None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    recipe: PathBuf,
+    params: Option<BTreeMap<String, String>>,
+    partitions: Option<usize>,
+    cluster: Option<String>,
+    memory_limit: Option<String>,
+    on_bad_row: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let path = recipe.display().to_string();
+    let raw = std::fs::read_to_string(&recipe).map_err(|e| errors::TokqError::new_err(format!("cannot read recipe '{path}': {e}")))?;
+    let recipe = Recipe::parse(&path, &raw, &params.unwrap_or_default()).map_err(errors::recipe)?;
+    let target = target(partitions, cluster, memory_limit, on_bad_row)?;
+    if target.cluster.is_some() {
+        if let Some((stmt, name)) = recipe.statements.iter().find_map(|s| Some((s, py_udf::called_in(&s.sql)?))) {
+            return Err(errors::ClusterError::new_err(format!(
+                "{}:{}: calls the Python UDF '{name}', which lives in this Python process and cannot run on a cluster's executors: run this recipe locally (cluster=None)",
+                stmt.file, stmt.line
+            )));
+        }
+    }
+    let watch = Arc::new(progress::Watch::default());
+    let watching = Arc::clone(&watch);
+    let work = async move {
+        let ctx = context(&target).await?;
+        run_statements(&ctx, &recipe, &target, watching.as_ref()).await
+    };
+    let mut reported = std::time::Instant::now();
+    let tick = |py: Python<'_>| -> PyResult<()> {
+        let Some(callback) = &progress else { return Ok(()) };
+        if reported.elapsed() < progress::EVERY {
+            return Ok(());
+        }
+        reported = std::time::Instant::now();
+        match watch.now() {
+            Some(p) => callback.call1(py, (p.statement, p.bytes, p.total_bytes, p.rows, p.seconds)).map(drop),
+            None => Ok(()),
+        }
+    };
+    let stats = wait::wait(py, work, tick)?.map_err(|f| f.into_py(py))?;
+    serde_json::to_string(&stats).map_err(|e| errors::TokqError::new_err(e.to_string()))
+}
+
+/// Runs the `tokq` command with these arguments (the first is the program name) and returns its
+/// exit status; the GIL is released meanwhile.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| tokq::main_from(argv))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::add(m)?;
+    m.add_class::<ArrowStream>()?;
+    m.add_class::<arrow_c::ArrowArray>()?;
+    m.add_class::<foreign::ScalarFunction>()?;
+    m.add_class::<foreign::TableFunction>()?;
+    m.add_function(wrap_pyfunction!(sql, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(py_udf::register_udf, m)?)?;
+    m.add_function(wrap_pyfunction!(foreign::scalar_functions, m)?)?;
+    m.add_function(wrap_pyfunction!(foreign::table_functions, m)?)?;
+    Ok(())
+}
