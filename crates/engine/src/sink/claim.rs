@@ -209,3 +209,25 @@ async fn written_by_tokq(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> boo
     let kv = builder.metadata().file_metadata().key_value_metadata();
     kv.is_some_and(|kv| kv.iter().any(|e| e.key == FORMAT_KEY))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::local::LocalFileSystem;
+
+    #[tokio::test]
+    async fn a_lock_dropped_by_a_cancelled_copy_is_taken_over_in_this_process_and_a_held_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let (target, none) = (Path::from("out"), BTreeSet::new());
+        let take = || Claim::take(&store, &target, "out", &none, false);
+        let held = take().await.unwrap();
+        let err = take().await.err().unwrap().to_string();
+        assert!(err.contains("being written by another tokq run"), "{err}");
+        drop(held); // as a cancelled COPY's future drops it
+        let again = take().await.unwrap();
+        assert!(take().await.is_err(), "the mark is used once: a lock held again is refused");
+        again.release().await.unwrap();
+        assert!(store.head(&target.join(LOCK_NAME)).await.is_err());
+    }
+}
