@@ -101,3 +101,19 @@ def test_a_python_udf_inside_a_streamed_query():
 
     reader = tokq.sql("SELECT twice(value) AS v FROM generate_series(1, 100000)", stream=True)
     assert sum(pc.sum(b.column(0)).as_py() for b in reader) == 2 * sum(range(1, 100_001))
+
+
+def test_a_python_udf_result_takes_its_declared_layout_or_fails_naming_the_udf():
+    @tokq.udf(pa.string(), name="same")
+    def same(x: pa.Array) -> pa.Array:
+        return x  # DataFusion's strings are string_view: cast to the declared string
+
+    t = tokq.sql("SELECT same(CAST(value AS VARCHAR)) AS s FROM generate_series(1, 3)")
+    assert t.schema.field("s").type == pa.string() and t.column("s").to_pylist() == ["1", "2", "3"]
+
+    @tokq.udf(pa.int8(), name="too_big")
+    def too_big(x: pa.Array) -> pa.Array:
+        return pa.array([1000] * len(x))
+
+    with pytest.raises(tokq.StatementError, match="Python UDF 'too_big' returned Int64 but was registered with return_type Int8"):
+        tokq.sql("SELECT too_big(value) FROM generate_series(1, 3)")

@@ -4,6 +4,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
@@ -64,14 +65,22 @@ impl ScalarUDFImpl for PythonUdf {
         if out.len() != rows {
             return Err(DataFusionError::Execution(format!("Python UDF '{}' returned {} values for a batch of {rows} rows: return one value per row", self.name, out.len())));
         }
-        if out.data_type() != &self.return_type {
-            return Err(DataFusionError::Execution(format!(
-                "Python UDF '{}' returned {} but was registered with return_type {}: return that type (pyarrow.array(..., type=...))",
-                self.name,
-                out.data_type(),
-                self.return_type
-            )));
-        }
+        // Arrow has several layouts of one kind of value (DataFusion's strings are Utf8View, a
+        // pyarrow.string() is Utf8): a function that returns its input's layout gets the declared
+        // one. The cast fails, never turns a value into NULL, where a value does not fit.
+        let out = if out.data_type() == &self.return_type {
+            out
+        } else {
+            let strict = CastOptions { safe: false, ..Default::default() };
+            cast_with_options(&out, &self.return_type, &strict).map_err(|e| {
+                DataFusionError::Execution(format!(
+                    "Python UDF '{}' returned {} but was registered with return_type {} ({e}): return that type (pyarrow.array(..., type=...))",
+                    self.name,
+                    out.data_type(),
+                    self.return_type
+                ))
+            })?
+        };
         Ok(ColumnarValue::Array(out))
     }
 }
