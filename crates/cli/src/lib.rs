@@ -4,14 +4,16 @@
 //! console script both call it, so the two commands are one program.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_engine::recipe::{ParamType, Recipe};
 use tokq_engine::results::ResultFormat;
-use tokq_engine::runner::Runner;
+use tokq_engine::runner::{Runner, StatementError};
+use tokq_engine::stats::{NoProgress, Progress};
+use tokq_engine::RunStats;
 use tokq_engine::session::{local_context, with_tokq};
 
 #[cfg(feature = "cluster")]
@@ -250,11 +252,7 @@ fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut raw).context("cannot read the recipe from standard input")?;
             ("<stdin>".to_string(), raw)
         }
-        (None, Some(p)) => {
-            let path = p.display().to_string();
-            let raw = std::fs::read_to_string(p).with_context(|| format!("cannot read recipe '{path}'"))?;
-            (path, raw)
-        }
+        (None, Some(p)) => (p.display().to_string(), read_recipe(p)?),
         (None, None) => bail!("give a recipe file, - for standard input, or -c SQL"),
     };
     Ok(Recipe::parse(&path, &raw, &params)?)
@@ -326,15 +324,29 @@ impl Target {
         }
     }
 
-    /// The one-line error of a failed run on this target: a lost scheduler is named as such.
-    pub fn explain_failure(&self, e: &mut tokq_engine::runner::StatementError) {
-        #[cfg(feature = "cluster")]
-        if let Some(line) = self.cluster.as_deref().and_then(|url| tokq_engine::cluster::lost_scheduler(url, &e.cause)) {
-            e.cause = line;
+    /// Runs a recipe's statements on a context of this target, results printed in `format` (None:
+    /// not printed). The stats cover what ran; a failure's one line, with a lost scheduler named
+    /// as such, is also their `error`.
+    pub async fn run(&self, ctx: &SessionContext, recipe: &Recipe, progress: &dyn Progress, format: Option<ResultFormat>) -> (RunStats, Option<StatementError>) {
+        let mut runner = Runner::new(ctx, recipe);
+        runner.format = format;
+        runner.cluster = self.cluster.clone();
+        runner.progress = progress;
+        let (mut stats, mut failed) = runner.run_with_stats().await;
+        if let Some(e) = failed.as_mut() {
+            #[cfg(feature = "cluster")]
+            if let Some(line) = self.cluster.as_deref().and_then(|url| tokq_engine::cluster::lost_scheduler(url, &e.cause)) {
+                e.cause = line;
+            }
+            stats.error = Some(e.to_string());
         }
-        #[cfg(not(feature = "cluster"))]
-        let _ = e;
+        (stats, failed)
     }
+}
+
+/// A recipe file's text.
+pub fn read_recipe(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read recipe '{}'", path.display()))
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -343,19 +355,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Cmd::Run(a) => {
             let recipe = load_recipe(&a.recipe)?;
-            let ctx = Target::of(&a.recipe).context().await?;
+            let target = Target::of(&a.recipe);
+            let ctx = target.context().await?;
             let bar = (!a.quiet).then(RunProgress::new);
-            let mut runner = Runner::new(&ctx, &recipe);
-            runner.format = Some(a.format.into());
-            runner.cluster = a.recipe.cluster.clone();
-            if let Some(bar) = &bar {
-                runner.progress = bar;
-            }
-            let (mut stats, mut failed) = runner.run_with_stats().await;
-            if let Some(e) = failed.as_mut() {
-                Target::of(&a.recipe).explain_failure(e);
-                stats.error = Some(e.to_string());
-            }
+            let progress: &dyn Progress = match &bar {
+                Some(bar) => bar,
+                None => &NoProgress,
+            };
+            let (stats, failed) = target.run(&ctx, &recipe, progress, Some(a.format.into())).await;
             // Written for failed runs too: what ran, and the error that stopped it.
             if let Some(path) = a.stats_json {
                 let json = serde_json::to_string_pretty(&stats)?;
@@ -375,8 +382,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", Runner::new(&ctx, &recipe).explain().await?);
         }
         Cmd::Params { recipe } => {
-            let path = recipe.display().to_string();
-            let raw = std::fs::read_to_string(&recipe).with_context(|| format!("cannot read recipe '{path}'"))?;
+            let (path, raw) = (recipe.display().to_string(), read_recipe(&recipe)?);
             let declared = Recipe::declared(&path, &raw)?;
             if declared.is_empty() {
                 bail!("{path} declares no PARAMETERS (its ${{name}} uses and their defaults are in its text)");

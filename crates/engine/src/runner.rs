@@ -44,6 +44,13 @@ pub struct StatementError {
     pub cause: String,
 }
 
+impl StatementError {
+    /// `stmt` failed with `e`.
+    pub fn new(stmt: &Statement, e: &DataFusionError) -> Self {
+        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e) }
+    }
+}
+
 /// How often a statement whose cluster job was lost is submitted in all.
 const STATEMENT_ATTEMPTS: usize = 3;
 
@@ -217,16 +224,6 @@ impl<'a> Runner<'a> {
         Self { ctx, recipe, progress: &NoProgress, format: Some(ResultFormat::default()), cluster: None }
     }
 
-    fn wrap(&self, stmt: &Statement, e: DataFusionError) -> StatementError {
-        StatementError {
-            file: stmt.file.clone(),
-            line: stmt.line,
-            number: stmt.number,
-            first_line: stmt.first_line().to_string(),
-            cause: root_cause(&e),
-        }
-    }
-
     /// What progress calls a statement: `statement 3/9: COPY to out/dedup/`.
     fn label(&self, stmt: &Statement, what: &str) -> String {
         let what: String = if what.chars().count() > 60 { what.chars().take(59).chain(['…']).collect() } else { what.to_string() };
@@ -337,7 +334,7 @@ impl<'a> Runner<'a> {
                     }
                     Err(e) => {
                         timed(&began);
-                        failed = Some(self.wrap(stmt, e));
+                        failed = Some(StatementError::new(stmt, &e));
                         break 'statements;
                     }
                 }
@@ -462,7 +459,7 @@ impl<'a> Runner<'a> {
                 Ok(text) => text,
                 // Typically the output of an earlier COPY, which explain does not write.
                 Err(e) if is_no_input(&e) => format!("not planned: {} (explain does not run earlier statements' writes)\n", root_cause(&e)),
-                Err(e) => return Err(self.wrap(stmt, e)),
+                Err(e) => return Err(StatementError::new(stmt, &e)),
             };
             out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.first_line()));
         }

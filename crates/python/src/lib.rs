@@ -17,8 +17,9 @@ use datafusion::prelude::SessionContext;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tokq::Target;
-use tokq_engine::recipe::{Recipe, Statement};
-use tokq_engine::runner::{is_query, root_cause, Runner, StatementError};
+use tokq_engine::recipe::Recipe;
+use tokq_engine::runner::{is_query, StatementError};
+use tokq_engine::stats::{NoProgress, Progress};
 use tokq_engine::RunStats;
 
 use arrow_c::ArrowStream;
@@ -56,19 +57,11 @@ async fn context(target: &Target) -> Result<SessionContext, Failure> {
     Ok(ctx)
 }
 
-/// Runs a recipe's statements; the failure carries the stats of what ran.
-async fn run_statements(ctx: &SessionContext, recipe: &Recipe, target: &Target, progress: &dyn tokq_engine::stats::Progress) -> Result<RunStats, Failure> {
-    let mut runner = Runner::new(ctx, recipe);
-    runner.format = None;
-    runner.cluster = target.cluster.clone();
-    runner.progress = progress;
-    match runner.run_with_stats().await {
+/// Runs a recipe's statements, printing nothing; the failure carries the stats of what ran.
+async fn run_statements(ctx: &SessionContext, recipe: &Recipe, target: &Target, progress: &dyn Progress) -> Result<RunStats, Failure> {
+    match target.run(ctx, recipe, progress, None).await {
         (stats, None) => Ok(stats),
-        (mut stats, Some(mut e)) => {
-            target.explain_failure(&mut e);
-            stats.error = Some(e.to_string());
-            Err(Failure::Statement(e, Box::new(stats)))
-        }
+        (stats, Some(e)) => Err(Failure::Statement(e, Box::new(stats))),
     }
 }
 
@@ -83,12 +76,12 @@ fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, 
         let ctx = context(&target).await?;
         let Some((last, before)) = recipe.statements.split_last() else { unreachable!("Recipe::parse refuses an empty recipe") };
         if !is_query(&last.sql) {
-            run_statements(&ctx, &recipe, &target, &tokq_engine::stats::NoProgress).await?;
+            run_statements(&ctx, &recipe, &target, &NoProgress).await?;
             return Ok(ArrowStream::collected(Arc::new(datafusion::arrow::datatypes::Schema::empty()), Vec::new()));
         }
         let head = Recipe { statements: before.to_vec(), ..recipe.clone() };
-        let stats = run_statements(&ctx, &head, &target, &tokq_engine::stats::NoProgress).await?;
-        let failed = |e: datafusion::error::DataFusionError| Failure::Statement(statement_error(last, &e), Box::new(stats.clone()));
+        let stats = run_statements(&ctx, &head, &target, &NoProgress).await?;
+        let failed = |e: datafusion::error::DataFusionError| Failure::Statement(StatementError::new(last, &e), Box::new(stats.clone()));
         let df = ctx.sql(&last.sql).await.map_err(failed)?;
         if stream {
             return Ok(ArrowStream::live(df.execute_stream().await.map_err(failed)?));
@@ -97,10 +90,6 @@ fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, 
         Ok(ArrowStream::collected(schema, df.collect().await.map_err(failed)?))
     };
     wait::wait(py, work, |_| Ok(()))?.map_err(|f: Failure| f.into_py(py))
-}
-
-fn statement_error(stmt: &Statement, e: &datafusion::error::DataFusionError) -> StatementError {
-    StatementError { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e) }
 }
 
 /// Runs a recipe file as `tokq run` does and returns its statistics (the `--stats-json` text).
@@ -119,9 +108,8 @@ fn run(
     on_bad_row: &str,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let path = recipe.display().to_string();
-    let raw = std::fs::read_to_string(&recipe).map_err(|e| errors::TokqError::new_err(format!("cannot read recipe '{path}': {e}")))?;
-    let recipe = Recipe::parse(&path, &raw, &params.unwrap_or_default()).map_err(errors::recipe)?;
+    let raw = tokq::read_recipe(&recipe).map_err(errors::tokq)?;
+    let recipe = Recipe::parse(&recipe.display().to_string(), &raw, &params.unwrap_or_default()).map_err(errors::recipe)?;
     let target = target(partitions, cluster, memory_limit, on_bad_row)?;
     if target.cluster.is_some() {
         if let Some((stmt, name)) = recipe.statements.iter().find_map(|s| Some((s, py_udf::called_in(&s.sql)?))) {
