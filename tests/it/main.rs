@@ -10,6 +10,7 @@ mod filters;
 mod large_documents;
 mod lineage;
 mod pack;
+mod pieces;
 mod quickstart;
 mod report;
 mod resume;

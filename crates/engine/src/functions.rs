@@ -46,7 +46,8 @@ pub fn table_functions() -> Vec<TableFunction> {
         reader(
             lineage::ReadFiles::jsonl(),
             "Reads JSON Lines, plain or compressed (.gz, .zst), with the schema inferred from the first file. \
-             A malformed line fails the run with file:line, or is skipped and counted under SET tokq.on_bad_row = 'skip'.",
+             A malformed line fails the run with file:line, or is skipped and counted under SET tokq.on_bad_row = 'skip'. \
+             An uncompressed file larger than tokq.split_bytes (64 MiB) is read as pieces cut at lines, in parallel, with the same _row.",
             "read_jsonl(path)",
             "SELECT _source, _row, text FROM read_jsonl('corpus/*.jsonl.gz') LIMIT 3;",
         ),
@@ -78,7 +79,8 @@ pub fn table_functions() -> Vec<TableFunction> {
         ),
         reader(
             lineage::ReadFiles::parquet(),
-            "Reads Parquet files, tokq's own outputs included, keeping their columns.",
+            "Reads Parquet files, tokq's own outputs included, keeping their columns. A file larger than tokq.split_bytes (64 MiB) \
+             is read as pieces of whole row groups, in parallel, with the same _row.",
             "read_parquet(path)",
             "SELECT _source, count(*) FROM read_parquet('out/quickstart/') GROUP BY _source;",
         ),

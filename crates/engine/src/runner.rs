@@ -14,6 +14,7 @@ use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
+use crate::lineage::files::FileRef;
 use crate::lineage::progress;
 use crate::pack::exec::pack_counts;
 use tokq_core::pack::PackCounts;
@@ -155,7 +156,7 @@ fn scanned_files(plan: &Arc<dyn ExecutionPlan>, counts: impl Fn(&dyn ExecutionPl
     let _ = plan.apply(|p| {
         if let Some((config, source)) = as_lineage_scan(p.as_ref()) {
             if counts(p.as_ref(), source) {
-                files.extend(file_groups(config).into_iter().flatten().map(|f| f.uri));
+                files.extend(file_groups(config).into_iter().flatten().map(|f| f.key()));
             }
         }
         Ok(TreeNodeRecursion::Continue)
@@ -199,7 +200,7 @@ fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
     let mut total = None;
     let _ = plan.apply(|p| {
         if let Some((config, _)) = as_lineage_scan(p.as_ref()) {
-            *total.get_or_insert(0) += file_groups(config).iter().flatten().map(|f| f.size).sum::<u64>();
+            *total.get_or_insert(0) += file_groups(config).iter().flatten().map(FileRef::bytes).sum::<u64>();
         }
         Ok(TreeNodeRecursion::Continue)
     });

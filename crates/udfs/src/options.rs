@@ -11,6 +11,10 @@ extensions_options! {
         pub on_bad_row: String, default = "fail".to_string()
         /// Documents longer than this many bytes are tokenized in chunks cut at spaces.
         pub tokenize_chunk_bytes: usize, default = tokq_core::tokenize::DEFAULT_CHUNK_BYTES
+        /// An uncompressed JSONL or a Parquet file larger than this is read as pieces of about
+        /// this many bytes, in parallel, each written to its own output file; 0 reads every
+        /// file whole.
+        pub split_bytes: u64, default = 64 << 20
     }
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use tokq_core::error::{Result, TokqError};
+use super::pieces::Piece;
 use crate::store::{object_path, store_url, to_url};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -21,12 +22,29 @@ pub struct FileRef {
     /// local disks the inode and modification time (the local store's ETag).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The part of the file to read, when it is split ([`super::pieces`]); the whole file if not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub piece: Option<Piece>,
 }
 
 impl FileRef {
     /// The file a listing found under the store-root `root` (`file://`, `s3://bucket`).
     pub fn from_meta(root: &str, meta: &ObjectMeta) -> Self {
-        Self { uri: format!("{root}/{}", meta.location), size: meta.size, version: meta.e_tag.clone() }
+        Self { uri: format!("{root}/{}", meta.location), size: meta.size, version: meta.e_tag.clone(), piece: None }
+    }
+
+    /// What the output, the journal and the counters know this input by: the file's URI, and
+    /// for a piece the rows it holds (`file:///big.jsonl#rows=524288-1048576`).
+    pub fn key(&self) -> String {
+        match &self.piece {
+            None => self.uri.clone(),
+            Some(p) => format!("{}#rows={}-{}", self.uri, p.rows.0, p.rows.1),
+        }
+    }
+
+    /// The bytes of the file this input reads.
+    pub fn bytes(&self) -> u64 {
+        self.piece.as_ref().map_or(self.size, |p| p.bytes)
     }
 
     pub fn url(&self) -> Result<Url> {
@@ -96,17 +114,17 @@ fn relative(path: &Path, dir: &Path) -> Path {
     path.prefix_match(dir).map(Path::from_iter).unwrap_or_else(|| path.clone())
 }
 
-/// Assigns files to `n` partitions: largest first onto the least-loaded partition, so that the
-/// assignment depends only on the file list.
+/// Assigns files (or pieces) to `n` partitions: largest first onto the least-loaded partition,
+/// so that the assignment depends only on the file list.
 pub fn assign(files: &[FileRef], n: usize) -> Vec<Vec<usize>> {
     let n = n.clamp(1, files.len().max(1));
     let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by(|&a, &b| files[b].size.cmp(&files[a].size).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| files[b].bytes().cmp(&files[a].bytes()).then(a.cmp(&b)));
     let mut groups = vec![Vec::new(); n];
     let mut load = vec![0u64; n];
     for i in order {
         let g = (0..n).min_by_key(|&g| (load[g], g)).unwrap_or(0);
-        load[g] += files[i].size.max(1);
+        load[g] += files[i].bytes().max(1);
         groups[g].push(i);
     }
     for g in &mut groups {
@@ -157,7 +175,7 @@ mod tests {
     #[test]
     fn assignment_is_balanced_and_deterministic() {
         let files: Vec<FileRef> =
-            [5u64, 1, 1, 1, 1, 1].iter().enumerate().map(|(i, &s)| FileRef { uri: i.to_string(), size: s, version: None }).collect();
+            [5u64, 1, 1, 1, 1, 1].iter().enumerate().map(|(i, &s)| FileRef { uri: i.to_string(), size: s, version: None, piece: None }).collect();
         assert_eq!(assign(&files, 2), vec![vec![0], vec![1, 2, 3, 4, 5]]);
         assert_eq!(assign(&files, 10).len(), 6);
     }

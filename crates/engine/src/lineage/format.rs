@@ -136,16 +136,21 @@ impl Format {
         tx: &Sender<DfResult<RecordBatch>>,
         finish: &(dyn Fn(FileBatch) -> DfResult<RecordBatch> + Send + Sync),
     ) -> Result<bool, DataFusionError> {
-        let mut next_row = 0i64;
+        let mut next_row = file.piece.as_ref().map_or(0, |p| p.rows.0 as i64);
+        let key = file.key();
         let mut emit = |batch: RecordBatch, rows: Option<Vec<i64>>, skipped: u64| {
             let rows = rows.unwrap_or_else(|| (next_row..next_row + batch.num_rows() as i64).collect());
             next_row += batch.num_rows() as i64;
-            progress::add_rows(&file.uri, batch.num_rows() as u64, skipped);
+            progress::add_rows(&key, batch.num_rows() as u64, skipped);
             finish(FileBatch { batch, rows })
         };
         match self {
             Format::Jsonl => {
-                let mut lines = jsonl::LineReader::new(source::open(store, file, Count::Read).await.df()?, file.uri.clone());
+                let (reader, first_line) = match &file.piece {
+                    Some(p) => (source::open_range(store, file, p.span.0, p.span.1).await.df()?, p.rows.0),
+                    None => (source::open(store, file, Count::Read).await.df()?, 0),
+                };
+                let mut lines = jsonl::LineReader::starting_at(reader, file.uri.clone(), first_line);
                 loop {
                     let chunk = lines.read(batch_size).await.df()?;
                     if chunk.is_empty() {
@@ -182,13 +187,16 @@ impl Format {
             }
             Format::Parquet => {
                 let reader = ParquetObjectReader::new(Arc::clone(store), file.path().df()?).with_file_size(file.size);
-                let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e)).df()?;
+                let mut builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| io(file, e)).df()?;
                 let rows = rows_within_batch_bytes(builder.metadata(), batch_size);
+                if let Some(p) = &file.piece {
+                    builder = builder.with_row_groups((p.span.0 as usize..p.span.1 as usize).collect());
+                }
                 let mut stream = builder
                     .with_batch_size(rows)
                     .build()
                     .map_err(|e| io(file, e)).df()?;
-                progress::add_bytes(file.size);
+                progress::add_bytes(file.bytes());
                 while let Some(batch) = stream.try_next().await.map_err(|e| io(file, e)).df()? {
                     let batch = merge::conform(&batch, schema).map_err(|e| io(file, format!("cannot read it in the files' merged schema: {e}"))).df()?;
                     if tx.send(Ok(emit(batch, None, 0)?)).await.is_err() {

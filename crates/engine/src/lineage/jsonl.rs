@@ -46,7 +46,12 @@ pub struct LineReader {
 
 impl LineReader {
     pub fn new(reader: ByteReader, uri: String) -> Self {
-        Self { reader, uri, next_line: 0 }
+        Self::starting_at(reader, uri, 0)
+    }
+
+    /// Lines of a piece of the file whose first line is the file's line `first_line` (0-based).
+    pub fn starting_at(reader: ByteReader, uri: String, first_line: u64) -> Self {
+        Self { reader, uri, next_line: first_line }
     }
 
     /// Reads up to `max` non-blank lines, fewer once they reach [`BATCH_BYTES`]; an empty result

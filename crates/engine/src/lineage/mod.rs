@@ -1,11 +1,13 @@
 //! Readers with lineage: `read_jsonl`, `read_csv` and `read_parquet` table functions whose rows
 //! carry `_source` (the file's URI) and `_row` (the 0-based row, or line for JSONL, in that file).
+//! A large file is read as several pieces in parallel ([`pieces`]), with the same lineage.
 
 pub(crate) mod files;
 pub(crate) mod format;
 pub(crate) mod json_escapes;
 pub(crate) mod jsonl;
 pub(crate) mod merge;
+pub(crate) mod pieces;
 pub mod planned;
 pub mod progress;
 pub(crate) mod scan;
@@ -22,6 +24,7 @@ use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::logical_expr::Expr;
 
 use tokq_udfs::args::literal_str;
+use tokq_udfs::TokqOptions;
 use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
@@ -110,9 +113,11 @@ impl TableFunctionImpl for ReadFiles {
         }
         let url = to_url(&location).df()?;
         let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;
+        let split_bytes = TokqOptions::from_config(args.session().config().options()).split_bytes;
         let listed: tokq_core::error::Result<_> = block_on(async {
             let files = files::list(Arc::clone(&store), &location).await?;
             let schema = format.infer_schema(&store, &files).await?;
+            let files = pieces::split(&format, &store, files, split_bytes).await?;
             Ok((files, schema))
         });
         let (files, schema) = listed.df()?;

@@ -1,4 +1,4 @@
-//! The lineage scan: a DataFusion `FileSource` that reads whole files in order and appends
+//! The lineage scan: a DataFusion `FileSource` that reads files (or pieces of one) in order and appends
 //! `_source` and `_row` to every row. Being a `FileScanConfig` source (rather than a custom
 //! plan node) lets Ballista's scheduler give each task only its own file groups.
 
@@ -28,6 +28,7 @@ use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use serde::{Deserialize, Serialize};
 
 use super::files::{assign, FileRef};
+use super::pieces::Piece;
 use crate::store::{object_store_url, store_url};
 use super::format::{FileBatch, Format};
 
@@ -158,7 +159,15 @@ fn partitioned(f: &FileRef) -> Result<PartitionedFile> {
     // `PartitionedFile::new` re-encodes the name (`#` as `%23`): the path is set as it is.
     file.object_meta.location = path;
     file.object_meta.e_tag = f.version.clone();
+    if let Some(piece) = &f.piece {
+        file.extensions.insert(piece.clone());
+    }
     Ok(file)
+}
+
+/// The input a scan's file stands for (the inverse of [`partitioned`]).
+fn file_ref(root: &str, file: &PartitionedFile) -> FileRef {
+    FileRef { piece: file.extensions.get::<Piece>().cloned(), ..FileRef::from_meta(root, &file.object_meta) }
 }
 
 /// The file scan config and lineage source of a plan node, if it is a lineage scan.
@@ -175,12 +184,7 @@ pub fn file_groups(config: &FileScanConfig) -> Vec<Vec<FileRef>> {
     config
         .file_groups
         .iter()
-        .map(|g| {
-            g.files()
-                .iter()
-                .map(|f| FileRef::from_meta(&root, &f.object_meta))
-                .collect()
-        })
+        .map(|g| g.files().iter().map(|f| file_ref(&root, f)).collect())
         .collect()
 }
 
@@ -230,7 +234,8 @@ impl FileSource for LineageSource {
         write!(f, ", lineage_location={}", self.location)
     }
 
-    /// Row numbers need whole files read in order: never split a file into byte ranges.
+    /// Row numbers need each file, or piece of one ([`super::pieces`]), read in order from its
+    /// start: DataFusion's own byte ranges would not know the rows before them.
     fn supports_repartitioning(&self) -> bool {
         false
     }
@@ -261,7 +266,7 @@ struct LineageOpener {
 
 impl FileOpener for LineageOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
-        let file = FileRef::from_meta(&self.root, &file.object_meta);
+        let file = file_ref(&self.root, &file);
         let (source, store, schema) = (self.source.clone(), Arc::clone(&self.store), Arc::clone(&self.schema));
         Ok(Box::pin(async move {
             let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);

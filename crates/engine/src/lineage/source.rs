@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_compression::tokio::bufread::{BzDecoder, GzipDecoder, XzDecoder, ZstdDecoder};
 use futures::TryStreamExt;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::io::StreamReader;
 
@@ -44,11 +44,31 @@ pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count
 
 /// Extensions of compressions tokq does not read, refused by name rather than read as text.
 const UNSUPPORTED: [&str; 8] = ["lz4", "br", "zip", "7z", "snappy", "lzma", "Z", "sz"];
+/// Extensions of the compressions [`open`] undoes.
+const DECOMPRESSED: [&str; 5] = ["gz", "zst", "zstd", "bz2", "xz"];
+
+fn has_extension(uri: &str, ext: &str) -> bool {
+    uri.strip_suffix(ext).is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// Whether the file is compressed (or in a compression tokq refuses), by its extension: such a
+/// file can only be read from its start.
+pub fn is_compressed(uri: &str) -> bool {
+    UNSUPPORTED.iter().chain(&DECOMPRESSED).any(|e| has_extension(uri, e))
+}
+
+/// Bytes `[start, end)` of a file as stored.
+pub async fn open_range(store: &Arc<dyn ObjectStore>, file: &FileRef, start: u64, end: u64) -> Result<ByteReader> {
+    let opts = GetOptions { range: Some(GetRange::Bounded(start..end)), ..Default::default() };
+    let got = store.get_opts(&file.path()?, opts).await.map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
+    let raw = got.into_stream().inspect_ok(|chunk| progress::add_bytes(chunk.len() as u64)).map_err(std::io::Error::other);
+    Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
+}
 
 /// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, `.bz2`, `.xz`, or plain).
 pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
     let uri = file.uri.as_str();
-    if let Some(ext) = UNSUPPORTED.iter().find(|e| uri.strip_suffix(**e).is_some_and(|rest| rest.ends_with('.'))) {
+    if let Some(ext) = UNSUPPORTED.iter().find(|e| has_extension(uri, e)) {
         return Err(TokqError::UnsupportedCompression { uri: uri.to_string(), extension: ext.to_string() });
     }
     let raw = open_raw(store, file, count).await?;
@@ -71,4 +91,14 @@ pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) ->
     } else {
         Box::pin(raw)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compression_is_told_by_the_extension() {
+        assert!(super::is_compressed("file:///a/b.jsonl.gz") && super::is_compressed("s3://b/x.jsonl.zst"));
+        assert!(super::is_compressed("file:///a/b.jsonl.lz4"), "refused compressions are not plain text either");
+        assert!(!super::is_compressed("file:///a/b.jsonl") && !super::is_compressed("file:///a.gz.d/b") && !super::is_compressed("file:///a/bgz"));
+    }
 }

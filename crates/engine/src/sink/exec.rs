@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{exec_err, plan_err, DataFusionError, Result};
@@ -18,12 +18,12 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Par
 use futures::TryStreamExt;
 
 use super::journal::{self, Entry};
-use super::layout::{runs_by_source, source_groups, without_files, Layout};
+use super::layout::{runs_by_piece, runs_by_source, source_groups, without_files, Layout};
 use super::part::{writer_properties, Target, Unit};
 use super::{source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
 use crate::lineage::files::FileRef;
 use crate::lineage::progress;
-use crate::lineage::scan::SOURCE_COLUMN;
+use crate::lineage::scan::{ROW_COLUMN, SOURCE_COLUMN};
 
 pub const NAME: &str = "SinkExec";
 pub const WRITTEN_COLUMN: &str = "written";
@@ -196,16 +196,22 @@ async fn write_partition(
         }
         return Ok(written(unit.finish().await?, Layout::Partition, None, false));
     };
-    // This task's input files, with sizes. Ballista hands each task a plan restricted to its own
-    // partitions, so nothing here may depend on the other partitions' files.
-    let mine: BTreeMap<&str, &FileRef> = groups.get(partition).into_iter().flatten().map(|f| (f.uri.as_str(), f)).collect();
+    // This task's inputs (files, or pieces of one), by key and by file. Ballista hands each task
+    // a plan restricted to its own partitions, so nothing here may depend on the other
+    // partitions' files.
+    let inputs: Vec<&FileRef> = groups.get(partition).into_iter().flatten().collect();
+    let mine: BTreeMap<String, &FileRef> = inputs.iter().map(|f| (f.key(), *f)).collect();
+    let mut by_file: BTreeMap<&str, Vec<&FileRef>> = BTreeMap::new();
+    for f in &inputs {
+        by_file.entry(f.uri.as_str()).or_default().push(f);
+    }
 
     let kept = &targets.kept;
     let folder = journal::folder(&kept.dir, &opts.run_key);
     let rejects = targets.rejects.as_ref().map(|(t, _)| (&t.store, &t.dir));
     let mut committed = journal::read(&kept.store, &folder, &kept.dir, rejects).await?;
     // An input rewritten since, even at the same size, is read again.
-    committed.retain(|source, e| mine.get(source.as_str()).is_some_and(|f| f.size == e.source_size && f.version == e.source_version));
+    committed.retain(|key, e| mine.get(key).is_some_and(|f| f.size == e.source_size && f.version == e.source_version));
     let mut out = Vec::new();
     for e in committed.values() {
         out.extend(written((e.kept.clone(), e.rejects.clone()), Layout::Source, Some((&e.source, e.source_rows)), true));
@@ -213,45 +219,53 @@ async fn write_partition(
     let skip: BTreeSet<String> = committed.into_keys().collect();
     let input = if skip.is_empty() { input } else { without_files(&input, &skip)? };
 
-    let column = input.schema().index_of(SOURCE_COLUMN)?;
+    let schema = input.schema();
+    let column = schema.index_of(SOURCE_COLUMN)?;
+    let row_column = schema.index_of(ROW_COLUMN).ok();
     let mut stream = input.execute(partition, context)?;
-    // Rows read from each file before this task: counters are per process and outlive a job.
-    let before: BTreeMap<&str, u64> = mine.keys().map(|s| (*s, progress::source_rows(s))).collect();
+    // Rows read from each input before this task: counters are per process and outlive a job.
+    let before: BTreeMap<&str, u64> = mine.keys().map(|k| (k.as_str(), progress::source_rows(k))).collect();
     let mut current: Option<(String, u64, Unit)> = None;
     let mut finished = BTreeSet::new();
-    let finish = |source: String, rows_before: u64, unit: Unit| {
+    let finish = |key: String, rows_before: u64, unit: Unit| {
         let (store, folder) = (Arc::clone(&kept.store), folder.clone());
-        let file = mine.get(source.as_str());
+        let file = mine.get(&key);
         let (source_size, source_version) = (file.map_or(0, |f| f.size), file.and_then(|f| f.version.clone()));
+        let piece_bytes = file.and_then(|f| f.piece.as_ref().map(|p| p.bytes));
         async move {
             let (kept, rejects) = unit.finish().await?;
-            let source_rows = progress::source_rows(&source).saturating_sub(rows_before);
-            let name = source_part_name(&source);
-            let entry = Entry { source_size, source_version, source, source_rows, kept, rejects };
+            let source_rows = progress::source_rows(&key).saturating_sub(rows_before);
+            let name = source_part_name(&key);
+            let entry = Entry { source_size, source_version, piece_bytes, source: key, source_rows, kept, rejects };
             journal::record(&store, &folder, &name, &entry).await?;
             Ok::<_, DataFusionError>(written((entry.kept, entry.rejects), Layout::Source, Some((&entry.source, source_rows)), false))
         }
     };
     while let Some(batch) = stream.try_next().await? {
         for (source, rows) in runs_by_source(&batch, column) {
-            let Some(source) = source.filter(|s| mine.contains_key(s.as_str())) else {
+            let Some(pieces) = source.as_deref().and_then(|s| by_file.get(s)).and_then(|files| runs_by_piece(rows.clone(), row_column, files)) else {
                 return exec_err!(
-                    "{NAME}: a row's _source is not one of this partition's input files ({}); keep _source as the reader gives it, or rename the column",
-                    rows.column(column).as_any().downcast_ref::<StringArray>().filter(|a| a.is_valid(0)).map_or("NULL", |a| a.value(0))
+                    "{NAME}: a row's _source and _row are not one of this partition's inputs ({} row {}); keep _source and _row as the reader gives them, or rename the columns",
+                    source.as_deref().unwrap_or("NULL"),
+                    row_column.and_then(|c| rows.column(c).as_any().downcast_ref::<Int64Array>().filter(|a| a.is_valid(0)).map(|a| a.value(0))).map_or("?".into(), |r| r.to_string())
                 );
             };
-            if current.as_ref().is_none_or(|(s, _, _)| *s != source) {
-                if finished.contains(&source) {
-                    return exec_err!("{NAME}: rows of '{source}' arrived out of order; tokq cannot write source-aligned files for this plan");
+            for (file, rows) in pieces {
+                let key = file.key();
+                if current.as_ref().is_none_or(|(k, _, _)| *k != key) {
+                    if finished.contains(&key) {
+                        return exec_err!("{NAME}: rows of '{key}' arrived out of order; tokq cannot write source-aligned files for this plan");
+                    }
+                    if let Some((k, before, unit)) = current.take() {
+                        out.extend(finish(k.clone(), before, unit).await?);
+                        finished.insert(k);
+                    }
+                    let unit = targets.unit(Some(source_part_name(&key)));
+                    current = Some((key.clone(), before[key.as_str()], unit));
                 }
-                if let Some((s, before, unit)) = current.take() {
-                    out.extend(finish(s.clone(), before, unit).await?);
-                    finished.insert(s);
+                if let Some((_, _, unit)) = &mut current {
+                    unit.write(&rows).await?;
                 }
-                current = Some((source.clone(), before[source.as_str()], targets.unit(Some(source_part_name(&source)))));
-            }
-            if let Some((_, _, unit)) = &mut current {
-                unit.write(&rows).await?;
             }
         }
     }

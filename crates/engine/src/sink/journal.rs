@@ -28,6 +28,9 @@ pub struct Entry {
     /// ...and this version (see `FileRef::version`).
     #[serde(default)]
     pub source_version: Option<String>,
+    /// The bytes of the input file read, when it was read in pieces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub piece_bytes: Option<u64>,
     pub source_rows: u64,
     pub kept: Option<FileRecord>,
     pub rejects: Option<FileRecord>,
@@ -81,10 +84,10 @@ async fn entries(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<Vec<Entr
 /// has come where its reads happen elsewhere (the executors of a cluster).
 pub async fn committed(store: &Arc<dyn ObjectStore>, folder: &Path) -> Result<(u64, u64)> {
     let entries = entries(store, folder).await?;
-    Ok((entries.iter().map(|e| e.source_size).sum(), entries.iter().map(|e| e.source_rows).sum()))
+    Ok((entries.iter().map(|e| e.piece_bytes.unwrap_or(e.source_size)).sum(), entries.iter().map(|e| e.source_rows).sum()))
 }
 
-/// The committed entries, by source, whose files are all still in place and intact.
+/// The committed entries, by input ([`crate::lineage::files::FileRef::key`]), whose files are all still in place and intact.
 pub async fn read(
     store: &Arc<dyn ObjectStore>,
     folder: &Path,

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::Result;
 use datafusion::physical_plan::coop::CooperativeExec;
@@ -13,7 +13,7 @@ use datafusion::physical_plan::{replace_children_if_necessary, ExecutionPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::lineage::files::FileRef;
-use crate::lineage::scan::{adds_lineage, as_lineage_scan, build, file_groups, SOURCE_COLUMN};
+use crate::lineage::scan::{adds_lineage, as_lineage_scan, build, file_groups, ROW_COLUMN, SOURCE_COLUMN};
 
 /// How a COPY's rows are cut into files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,17 +32,22 @@ fn row_preserving(plan: &dyn ExecutionPlan) -> bool {
 
 /// The input files of each partition, when `plan` writes source-aligned files: its rows come
 /// straight from one lineage scan through row-preserving nodes, and carry the `_source` that scan
-/// adds. A scan of tokq's own output keeps the raw source's lineage, so its `_source` names no
-/// file of the scan (and a packed row names several): such plans write one file per partition.
+/// adds (and `_row` too, when a file is read in pieces: it tells the pieces apart). A scan of
+/// tokq's own output keeps the raw source's lineage, so its `_source` names no file of the scan
+/// (and a packed row names several): such plans write one file per partition.
 pub fn source_groups(plan: &Arc<dyn ExecutionPlan>) -> Option<Vec<Vec<FileRef>>> {
-    let has_source = plan.schema().field_with_name(SOURCE_COLUMN).is_ok_and(|f| f.data_type() == &DataType::Utf8);
-    if !has_source {
+    let schema = plan.schema();
+    let has = |name: &str, t: DataType| schema.field_with_name(name).is_ok_and(|f| f.data_type() == &t);
+    if !has(SOURCE_COLUMN, DataType::Utf8) {
         return None;
     }
     let mut node = Arc::clone(plan);
     loop {
         if let Some((config, source)) = as_lineage_scan(node.as_ref()) {
-            return adds_lineage(&source.file_schema).ok()?.then(|| file_groups(config));
+            let groups = file_groups(config);
+            let pieces = groups.iter().flatten().any(|f| f.piece.is_some());
+            let fits = adds_lineage(&source.file_schema).ok()? && (!pieces || has(ROW_COLUMN, DataType::Int64));
+            return fits.then_some(groups);
         }
         let children = node.children();
         if children.len() != 1 || !row_preserving(node.as_ref()) {
@@ -53,10 +58,11 @@ pub fn source_groups(plan: &Arc<dyn ExecutionPlan>) -> Option<Vec<Vec<FileRef>>>
     }
 }
 
-/// `plan` with the files in `skip` taken out of its scan, so that they are not read again.
+/// `plan` with the inputs in `skip` (by [`FileRef::key`]) taken out of its scan, so that they are
+/// not read again.
 pub fn without_files(plan: &Arc<dyn ExecutionPlan>, skip: &BTreeSet<String>) -> Result<Arc<dyn ExecutionPlan>> {
     if let Some((config, source)) = as_lineage_scan(plan.as_ref()) {
-        let groups = file_groups(config).into_iter().map(|g| g.into_iter().filter(|f| !skip.contains(&f.uri)).collect()).collect();
+        let groups = file_groups(config).into_iter().map(|g| g.into_iter().filter(|f| !skip.contains(&f.key())).collect()).collect();
         return build(source.clone(), groups);
     }
     let children = plan.children().into_iter().map(|c| without_files(c, skip)).collect::<Result<Vec<_>>>()?;
@@ -80,6 +86,35 @@ pub fn runs_by_source(batch: &RecordBatch, column: usize) -> Vec<(Option<String>
     runs
 }
 
+/// Splits a run of one file's rows into runs of its inputs among `inputs` (the file whole, or
+/// the pieces of it this partition reads), by the `_row` in `row_column`. `None` when a row
+/// belongs to none of them.
+pub fn runs_by_piece<'a>(run: RecordBatch, row_column: Option<usize>, inputs: &[&'a FileRef]) -> Option<Vec<(&'a FileRef, RecordBatch)>> {
+    if let [whole] = inputs {
+        if whole.piece.is_none() {
+            return Some(vec![(*whole, run)]);
+        }
+    }
+    let rows = run.column(row_column?).as_any().downcast_ref::<Int64Array>()?;
+    let holder = |i: usize| {
+        let row = u64::try_from(rows.value(i)).ok()?;
+        inputs.iter().position(|f| f.piece.as_ref().is_some_and(|p| p.rows.0 <= row && row < p.rows.1))
+    };
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut current = if run.num_rows() > 0 { holder(0)? } else { 0 };
+    for i in 1..=run.num_rows() {
+        let next = if i < run.num_rows() { Some(holder(i)?) } else { None };
+        if next != Some(current) {
+            runs.push((inputs[current], run.slice(start, i - start)));
+            if let Some(n) = next {
+                (start, current) = (i, n);
+            }
+        }
+    }
+    Some(runs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +127,21 @@ mod tests {
         let batch = RecordBatch::try_new(schema, vec![Arc::new(col)]).unwrap();
         let runs: Vec<_> = runs_by_source(&batch, 0).into_iter().map(|(s, b)| (s, b.num_rows())).collect();
         assert_eq!(runs, vec![(Some("a".into()), 2), (Some("b".into()), 1), (None, 2), (Some("a".into()), 1)]);
+    }
+
+    #[test]
+    fn pieces_are_told_apart_by_row() {
+        use crate::lineage::pieces::Piece;
+        let piece = |a: u64, b: u64| FileRef { uri: "f".into(), size: 9, version: None, piece: Some(Piece { rows: (a, b), span: (a, b), bytes: b - a }) };
+        let (p0, p1, p3) = (piece(0, 10), piece(10, 20), piece(30, 40));
+        let schema = Arc::new(Schema::new(vec![Field::new("_row", DataType::Int64, false)]));
+        let batch = |rows: Vec<i64>| RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(Int64Array::from(rows))]).unwrap();
+        let runs = runs_by_piece(batch(vec![3, 9, 10, 19, 30]), Some(0), &[&p0, &p1, &p3]).unwrap();
+        let got: Vec<_> = runs.iter().map(|(f, b)| (f.key(), b.num_rows())).collect();
+        assert_eq!(got, vec![("f#rows=0-10".into(), 2), ("f#rows=10-20".into(), 2), ("f#rows=30-40".into(), 1)]);
+        assert!(runs_by_piece(batch(vec![25]), Some(0), &[&p0, &p1, &p3]).is_none(), "a row of another partition's piece");
+        assert!(runs_by_piece(batch(vec![1]), None, &[&p0, &p1]).is_none(), "pieces need _row");
+        let whole = FileRef { piece: None, ..p0.clone() };
+        assert_eq!(runs_by_piece(batch(vec![1, 99]), None, &[&whole]).unwrap().len(), 1);
     }
 }

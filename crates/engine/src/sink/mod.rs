@@ -4,7 +4,8 @@
 //! name and renamed into place when complete, so readers never see a partial file.
 //!
 //! Two layouts ([`Layout`]):
-//! - **source**: one file per input file (named from the input's URI), for plans that keep each input file's rows together
+//! - **source**: one file per input file, or per piece of a large one (named from the input's URI
+//!   and rows), for plans that keep each input file's rows together
 //!   and in order (scans, filters, projections). The files are then byte-identical whatever the
 //!   partitions, executors or threads, and a rerun after a crash skips the files already
 //!   committed ([`journal`]).
@@ -99,7 +100,8 @@ pub struct FileRecord {
     pub bytes: u64,
     /// The file's sha256.
     pub sha256: String,
-    /// The input file whose rows it holds (source layout).
+    /// The input whose rows it holds (source layout): a file's URI, or for a piece of a large
+    /// file the URI and the rows, `file:///big.jsonl#rows=524288-1048576`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Rows per reject reason, in a rejects file.
@@ -134,11 +136,11 @@ pub fn store_and_dir(runtime: &RuntimeEnv, location: &str) -> Result<(Arc<dyn Ob
     Ok((store, dir))
 }
 
-/// The name of a source-layout part file: from its input file's URI, so that every task and
-/// every rerun agree on it without knowing the other inputs.
-pub fn source_part_name(uri: &str) -> String {
+/// The name of a source-layout part file: from its input's key (the file's URI, with the rows of
+/// a piece), so that every task and every rerun agree on it without knowing the other inputs.
+pub fn source_part_name(key: &str) -> String {
     use sha2::Digest;
-    format!("part-{}.parquet", &hex::encode(sha2::Sha256::digest(uri.as_bytes()))[..16])
+    format!("part-{}.parquet", &hex::encode(sha2::Sha256::digest(key.as_bytes()))[..16])
 }
 
 #[cfg(test)]
