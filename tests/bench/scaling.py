@@ -96,6 +96,34 @@ def wait_executors(port: int, n: int):
     raise SystemExit("executors did not register")
 
 
+def run_cluster(tokq: str, args, executors: int, out: pathlib.Path, executor_args=()):
+    """Runs `args` (a `tokq run` command) on a scheduler and `executors` executors of one task
+    slot each, started here on 127.0.0.1 and stopped after; returns the wall time and the peak
+    RSS of every process."""
+    logs = tempfile.mkdtemp(prefix="tokq-cluster-logs-")
+    port = free_port()
+    procs = [subprocess.Popen([tokq, "scheduler", "--bind-port", str(port)], stderr=open(f"{logs}/scheduler.log", "w"))]
+    for i in range(executors):
+        work_dir = pathlib.Path(logs) / f"work{i}"
+        work_dir.mkdir()
+        procs.append(subprocess.Popen(
+            [tokq, "executor", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port),
+             "--bind-port", str(free_port()), "--bind-grpc-port", str(free_port()), "--vcores", "1",
+             "--work-dir", str(work_dir), *executor_args], stderr=open(f"{logs}/executor{i}.log", "w")))
+    try:
+        wait_executors(port, executors)
+        wall, rss = run_client(list(args) + ["--cluster", f"df://127.0.0.1:{port}"], out)
+        peaks = {"client": rss, "scheduler": peak_rss_mib(procs[0].pid)}
+        for i, p in enumerate(procs[1:]):
+            peaks[f"executor {i}"] = peak_rss_mib(p.pid)
+        return wall, peaks
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        shutil.rmtree(logs, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokq", required=True)
@@ -128,28 +156,9 @@ def main():
 
     for executors in (1, 2):
         clear()
-        logs = tempfile.mkdtemp(prefix="tokq-scaling-logs-")
-        port = free_port()
-        procs = [subprocess.Popen([a.tokq, "scheduler", "--bind-port", str(port)], stderr=open(f"{logs}/scheduler.log", "w"))]
-        for i in range(executors):
-            work_dir = pathlib.Path(logs) / f"work{i}"
-            work_dir.mkdir()
-            procs.append(subprocess.Popen(
-                [a.tokq, "executor", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port),
-                 "--bind-port", str(free_port()), "--bind-grpc-port", str(free_port()), "--vcores", "1",
-                 "--work-dir", str(work_dir)], stderr=open(f"{logs}/executor{i}.log", "w")))
-        try:
-            wait_executors(port, executors)
-            wall, rss = run_client(base + ["--cluster", f"df://127.0.0.1:{port}", "--partitions", str(a.shards)], out)
-            peaks = {"client": rss, "scheduler": peak_rss_mib(procs[0].pid)}
-            for i, p in enumerate(procs[1:]):
-                peaks[f"executor {i}"] = peak_rss_mib(p.pid)
-            results.append((f"cluster, {executors} executor{'s' if executors > 1 else ''}", wall, peaks))
-            digests.append(digest([out, rej]))
-        finally:
-            for p in procs:
-                p.kill()
-                p.wait()
+        wall, peaks = run_cluster(a.tokq, base + ["--partitions", str(a.shards)], executors, out)
+        results.append((f"cluster, {executors} executor{'s' if executors > 1 else ''}", wall, peaks))
+        digests.append(digest([out, rej]))
 
     print(f"| run | wall s | MB/s | peak RSS MiB |\n|---|---:|---:|---|")
     for name, wall, peaks in results:
