@@ -45,7 +45,12 @@ def main():
                     "--set", f"input={big}", "--set", f"output={out}/", "--set", f"rejects={rej}/"]
             if split is not None:
                 recipe = work / "whole.sql"
-                recipe.write_text(f"SET tokq.split_bytes = {split};\n" + RECIPE.read_text())
+                # The recipe INCLUDEs parts beside it.
+                shutil.copytree(RECIPE.parent / "parts", work / "parts", dirs_exist_ok=True)
+                text = RECIPE.read_text()
+                # After the PARAMETERS block, which must come first.
+                end = text.index(");\n", text.index("PARAMETERS (")) + 3
+                recipe.write_text(f"{text[:end]}SET tokq.split_bytes = {split};\n{text[end:]}")
                 args[2] = str(recipe)
             wall, rss = run_client(args, out)
             files = len([f for f in out.iterdir() if f.name.startswith("part-")])

@@ -118,20 +118,19 @@ fn sub(a: u64, b: u64) -> u64 {
     if a >= b { a - b } else { a + P - b }
 }
 
-const POW_TABLE: usize = 4096;
-static BYTE_POW: LazyLock<Vec<u64>> = LazyLock::new(|| {
-    let mut v = vec![1u64; POW_TABLE];
-    for i in 1..POW_TABLE {
-        v[i] = mul(v[i - 1], BYTE_BASE);
-    }
-    v
-});
+/// An odd base for the mod-2^64 hash of the bound.
+const QUICK_BASE: u64 = 0x2545_f491_4f6c_dd1d;
 
-fn byte_pow(mut e: usize) -> u64 {
-    if let Some(&p) = BYTE_POW.get(e) {
-        return p;
-    }
-    let (mut acc, mut base) = (1u64, BYTE_BASE);
+const POW_TABLE: usize = 4096;
+static QUICK_POW: LazyLock<Vec<u64>> = LazyLock::new(|| pow_table(QUICK_BASE, u64::wrapping_mul));
+
+fn quick_pow(e: usize) -> u64 {
+    QUICK_POW.get(e).copied().unwrap_or_else(|| power(QUICK_BASE, e, u64::wrapping_mul))
+}
+
+/// `base^e` under the product `mul`, by squaring.
+fn power(mut base: u64, mut e: usize, mul: impl Fn(u64, u64) -> u64) -> u64 {
+    let mut acc = 1u64;
     while e > 0 {
         if e & 1 == 1 {
             acc = mul(acc, base);
@@ -142,10 +141,27 @@ fn byte_pow(mut e: usize) -> u64 {
     acc
 }
 
+static BYTE_POW: LazyLock<Vec<u64>> = LazyLock::new(|| pow_table(BYTE_BASE, mul));
+
+/// `base^0 .. base^(POW_TABLE - 1)` under the product `mul`.
+fn pow_table(base: u64, mul: impl Fn(u64, u64) -> u64) -> Vec<u64> {
+    let mut v = vec![1u64; POW_TABLE];
+    for i in 1..POW_TABLE {
+        v[i] = mul(v[i - 1], base);
+    }
+    v
+}
+
+fn byte_pow(e: usize) -> u64 {
+    BYTE_POW.get(e).copied().unwrap_or_else(|| power(BYTE_BASE, e, mul))
+}
+
 /// Per-word prefix sums that make any n-gram's hash and length O(1).
 struct Grams {
     /// Hash of the concatenation of words[..i].
     concat: Vec<u64>,
+    /// The same, mod 2^64: weaker, but one multiplication per n-gram, for the bound.
+    quick: Vec<u64>,
     /// Hash of the word sequence words[..i].
     seq: Vec<u64>,
     bytes: Vec<usize>,
@@ -157,25 +173,41 @@ struct Grams {
 impl Grams {
     fn new(vocab: &Vocab) -> Self {
         let n = vocab.ids.len() + 1;
-        let per_word: Vec<(u64, usize, usize)> =
-            vocab.words.iter().map(|w| (w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1)), w.len(), py::len(w))).collect();
-        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
-        let mut g = Self { concat: Vec::with_capacity(n), seq: Vec::with_capacity(n), bytes: Vec::with_capacity(n), chars: Vec::with_capacity(n), max_mass };
-        let (mut c, mut s, mut b, mut ch) = (0u64, 0u64, 0usize, 0usize);
-        g.push(c, s, b, ch);
+        let per_word: Vec<(u64, u64, usize, usize)> = vocab
+            .words
+            .iter()
+            .map(|w| {
+                let h = w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1));
+                let q = w.bytes().fold(0u64, |h, x| h.wrapping_mul(QUICK_BASE).wrapping_add(x as u64 + 1));
+                (h, q, w.len(), py::len(w))
+            })
+            .collect();
+        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
+        let mut g = Self {
+            concat: Vec::with_capacity(n),
+            quick: Vec::with_capacity(n),
+            seq: Vec::with_capacity(n),
+            bytes: Vec::with_capacity(n),
+            chars: Vec::with_capacity(n),
+            max_mass,
+        };
+        let (mut c, mut q, mut s, mut b, mut ch) = (0u64, 0u64, 0u64, 0usize, 0usize);
+        g.push(c, q, s, b, ch);
         for &id in &vocab.ids {
-            let (h, len, chars) = per_word[id as usize];
+            let (h, hq, len, chars) = per_word[id as usize];
             c = add(mul(c, byte_pow(len)), h);
+            q = q.wrapping_mul(quick_pow(len)).wrapping_add(hq);
             s = add(mul(s, WORD_BASE), add(h, len as u64));
             b += len;
             ch += chars;
-            g.push(c, s, b, ch);
+            g.push(c, q, s, b, ch);
         }
         g
     }
 
-    fn push(&mut self, c: u64, s: u64, b: usize, ch: usize) {
+    fn push(&mut self, c: u64, q: u64, s: u64, b: usize, ch: usize) {
         self.concat.push(c);
+        self.quick.push(q);
         self.seq.push(s);
         self.bytes.push(b);
         self.chars.push(ch);
@@ -185,6 +217,14 @@ impl Grams {
     fn concat_key(&self, i: usize, j: usize) -> (u64, usize) {
         let len = self.bytes[j] - self.bytes[i];
         (sub(self.concat[j], mul(self.concat[i], byte_pow(len))), len)
+    }
+
+    /// A key equal for equal concatenations of words[i..j] (and, rarely, for others): the
+    /// mod-2^64 hash mixed with the byte length.
+    fn quick_key(&self, i: usize, j: usize) -> u64 {
+        let len = self.bytes[j] - self.bytes[i];
+        let h = self.quick[j].wrapping_sub(self.quick[i].wrapping_mul(quick_pow(len)));
+        (h ^ (len as u64).rotate_right(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     fn seq_key(&self, i: usize, j: usize, word_pow: u64) -> u64 {
@@ -248,10 +288,7 @@ fn dup_ngram_chars_bound(g: &Grams, n_words: usize, n: usize, bits: &mut Vec<u64
     let shift = 64 - size.trailing_zeros();
     let mut bound = 0;
     for i in 0..=n_words - n {
-        let (hash, len) = g.concat_key(i, i + n);
-        // The hash is below 2^61: spread it (and the length) over the whole word before taking
-        // the top bits.
-        let slot = ((hash ^ (len as u64).rotate_right(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        let slot = (g.quick_key(i, i + n) >> shift) as usize;
         let (word, bit) = (slot / 64, 1u64 << (slot % 64));
         if bits[word] & bit != 0 {
             bound += g.chars(i, i + n);
