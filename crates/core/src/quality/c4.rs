@@ -148,7 +148,8 @@ impl C4Quality {
             let (mut n_words, mut too_long) = (0i64, false);
             for w in py::split_whitespace(line) {
                 n_words += 1;
-                too_long |= self.max_word_length != -1 && py::len(w) as i64 > self.max_word_length;
+                // A word has at most as many characters as bytes: only long ones are counted.
+                too_long |= self.max_word_length != -1 && w.len() as i64 > self.max_word_length && py::len(w) as i64 > self.max_word_length;
             }
             if too_long {
                 continue;

@@ -68,9 +68,59 @@ pub fn rstrip(s: &str) -> &str {
     s.trim_end_matches(isspace)
 }
 
+/// ASCII bytes that [`isspace`] holds: `\t\n\x0b\x0c\r`, `\x1c..=\x1f` and the space.
+const fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
+}
+
+/// The length of the whitespace character at byte `i` of `s`, or 0 when it is not one. ASCII is
+/// told by the byte; only other characters are decoded.
+fn space_at(s: &str, i: usize) -> usize {
+    let b = s.as_bytes()[i];
+    if b < 0x80 {
+        return usize::from(ascii_space(b));
+    }
+    match s[i..].chars().next() {
+        Some(c) if isspace(c) => c.len_utf8(),
+        _ => 0,
+    }
+}
+
 /// `str.split()` with no separator: runs of whitespace separate, none at the ends.
 pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
-    s.split(isspace).filter(|w| !w.is_empty())
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let bytes = s.as_bytes();
+        // Skip whitespace, then take the word up to the next.
+        loop {
+            if at >= bytes.len() {
+                return None;
+            }
+            match space_at(s, at) {
+                0 => break,
+                n => at += n,
+            }
+        }
+        let start = at;
+        while at < bytes.len() {
+            if bytes[at] < 0x80 {
+                if ascii_space(bytes[at]) {
+                    break;
+                }
+                at += 1;
+            } else {
+                if space_at(s, at) > 0 {
+                    break;
+                }
+                // Past the lead byte and its continuation bytes.
+                at += 1;
+                while at < bytes.len() && (bytes[at] as i8) < -0x40 {
+                    at += 1;
+                }
+            }
+        }
+        Some(&s[start..at])
+    })
 }
 
 /// `str.count(sub)`: non-overlapping occurrences.
@@ -78,23 +128,27 @@ pub fn count(s: &str, sub: &str) -> usize {
     memchr::memmem::find_iter(s.as_bytes(), sub.as_bytes()).count()
 }
 
-fn is_line_break(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}')
-}
-
-/// `str.splitlines()`: every Unicode line boundary, `\r\n` as one, no empty last line.
+/// `str.splitlines()`: every Unicode line boundary, `\r\n` as one, no empty last line. Scans
+/// bytes: the breaks are ASCII controls, U+0085 (`C2 85`) and U+2028/9 (`E2 80 A8/A9`), and in
+/// valid UTF-8 those lead bytes never continue another character.
 pub fn splitlines(s: &str) -> Vec<&str> {
+    let bytes = s.as_bytes();
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut it = s.char_indices().peekable();
-    while let Some((i, c)) = it.next() {
-        if is_line_break(c) {
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let width = match bytes[i] {
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => 2,
+            b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
+            0xc2 if bytes.get(i + 1) == Some(&0x85) => 2,
+            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => 3,
+            _ => 0,
+        };
+        if width > 0 {
             out.push(&s[start..i]);
-            start = i + c.len_utf8();
-            if c == '\r' && matches!(it.peek(), Some((_, '\n'))) {
-                it.next();
-                start += 1;
-            }
+            start = i + width;
+            i += width;
+        } else {
+            i += 1;
         }
     }
     if start < s.len() {
@@ -106,6 +160,42 @@ pub fn splitlines(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn is_line_break(c: char) -> bool {
+        matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}')
+    }
+
+    /// The definitions the byte scans must equal, character by character.
+    fn splitlines_by_chars(s: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut it = s.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            if is_line_break(c) {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+                if c == '\r' && matches!(it.peek(), Some((_, '\n'))) {
+                    it.next();
+                    start += 1;
+                }
+            }
+        }
+        if start < s.len() {
+            out.push(&s[start..]);
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn byte_scans_equal_the_character_definitions(s in "([a\\r\\n\\t \\x0b\\x0c\\x1c-\\x1f\\u{85}\\u{a0}\\u{2028}\\u{2029}\\u{3000}\\u{2000}é漢🙂]|\\PC){0,40}") {
+            prop_assert_eq!(splitlines(&s), splitlines_by_chars(&s));
+            let words: Vec<&str> = split_whitespace(&s).collect();
+            let by_chars: Vec<&str> = s.split(isspace).filter(|w| !w.is_empty()).collect();
+            prop_assert_eq!(words, by_chars);
+        }
+    }
 
     #[test]
     fn matches_python() {
