@@ -18,7 +18,6 @@ Runs, in one script:
     python tests/bench/pretrain.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared --gb 1
 """
 import argparse
-import gzip
 import json
 import pathlib
 import re
@@ -29,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scaling import run_client, run_cluster  # noqa: E402
+from scaling import make_input, run_client, run_cluster  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "queries" / "pretrain.sql"
@@ -40,35 +39,18 @@ RECIPE = ROOT / "queries" / "pretrain.sql"
 KEPT = {"the", "be", "to", "of", "and", "that", "have", "with"}
 
 
-def make_input(shared: pathlib.Path, out: pathlib.Path, gb: float, shards: int) -> int:
-    """Wikipedia's sample copied until `gb`, copy `c` with the letters of every other word
-    shifted by `c` (`c` = 0 is the original): the copies keep the text's shape (lines, words,
-    lengths, punctuation, stop words) but are not duplicates (26 distinct copies, 1.6 GB), so dedup keeps them and the
-    stages after it see as much text as they would on a real corpus."""
-    src = shared / "corpora" / "wikipedia-en-2015" / "wiki_en_2015_sample.jsonl.gz"
-    with gzip.open(src, "rt", encoding="utf-8") as f:
-        docs = [json.loads(line) for line in f if line.strip()]
-    out.mkdir(parents=True)
-    per_shard = int(gb * 1e9) // shards + 1
-    total, copy = 0, 0
+def distinct_copy(copy: int, text: str) -> str:
+    """Copy `copy` of a text with the letters of its non-stop words shifted by `copy` (copy 0 is
+    the original): the copies keep the text's shape (lines, words, lengths, punctuation, stop
+    words) but are not duplicates (26 distinct copies, 1.6 GB of Wikipedia's sample), so dedup
+    keeps them and the stages after it see as much text as they would on a real corpus."""
+    k = copy % 25 + 1 if copy else 0
+    if not k:
+        return text
     lower = "abcdefghijklmnopqrstuvwxyz"
-    for s in range(shards):
-        written = 0
-        with open(out / f"shard-{s:03}.jsonl", "w", encoding="utf-8") as f:
-            while written < per_shard:
-                k = copy % 25 + 1 if copy else 0
-                table = str.maketrans(lower + lower.upper(), lower[k:] + lower[:k] + (lower[k:] + lower[:k]).upper())
-                for d in docs:
-                    text = d["text"] if not k else re.sub(
-                        r"[A-Za-z]+", lambda m: m[0] if m[0].lower() in KEPT else m[0].translate(table), d["text"])
-                    line = json.dumps({"id": f"{d['id']}-c{copy}", "text": text}) + "\n"
-                    f.write(line)
-                    written += len(line.encode())
-                    if written >= per_shard:
-                        break
-                copy += 1
-        total += written
-    return total
+    shifted = lower[k:] + lower[:k]
+    table = str.maketrans(lower + lower.upper(), shifted + shifted.upper())
+    return re.sub(r"[A-Za-z]+", lambda m: m[0] if m[0].lower() in KEPT else m[0].translate(table), text)
 
 
 def pinned(args):
@@ -139,7 +121,7 @@ def main():
     work = pathlib.Path(tempfile.mkdtemp(prefix="tokq-pretrain-"))
     try:
         inp = work / "in"
-        size = make_input(pathlib.Path(a.shared), inp, a.gb, 4)
+        size = make_input(pathlib.Path(a.shared), inp, a.gb, 4, distinct_copy)
         mb = size / 1e6
         subset = work / "subset" / "docs.jsonl"
         subset.parent.mkdir()

@@ -34,7 +34,9 @@ def free_port():
     return port
 
 
-def make_input(shared: pathlib.Path, out: pathlib.Path, gb: float, shards: int) -> int:
+def make_input(shared: pathlib.Path, out: pathlib.Path, gb: float, shards: int, vary=None) -> int:
+    """Wikipedia's sample copied into `shards` JSONL files until `gb`, each copy with fresh ids;
+    `vary(copy, text)`, when given, rewrites each copy's text."""
     src = shared / "corpora" / "wikipedia-en-2015" / "wiki_en_2015_sample.jsonl.gz"
     with gzip.open(src, "rt", encoding="utf-8") as f:
         docs = [json.loads(line) for line in f if line.strip()]
@@ -47,7 +49,8 @@ def make_input(shared: pathlib.Path, out: pathlib.Path, gb: float, shards: int) 
         with open(out / f"shard-{s:03}.jsonl", "w", encoding="utf-8") as f:
             while written < per_shard:
                 for d in docs:
-                    line = json.dumps({"id": f"{d['id']}-c{copy}", "text": d["text"]}) + "\n"
+                    text = vary(copy, d["text"]) if vary else d["text"]
+                    line = json.dumps({"id": f"{d['id']}-c{copy}", "text": text}) + "\n"
                     f.write(line)
                     written += len(line.encode())
                     if written >= per_shard:
@@ -160,7 +163,7 @@ def main():
         results.append((f"cluster, {executors} executor{'s' if executors > 1 else ''}", wall, peaks))
         digests.append(digest([out, rej]))
 
-    print(f"| run | wall s | MB/s | peak RSS MiB |\n|---|---:|---:|---|")
+    print("| run | wall s | MB/s | peak RSS MiB |\n|---|---:|---:|---|")
     for name, wall, peaks in results:
         rss = ", ".join(f"{k} {v:.0f}" for k, v in peaks.items())
         print(f"| {name} | {wall:.1f} | {mb / wall:.1f} | {rss} |")
