@@ -284,6 +284,19 @@ fn executors_write_the_files_and_match_the_local_run_byte_for_byte() {
 }
 
 #[test]
+fn the_pieces_of_one_file_on_a_cluster_give_the_local_runs_files() {
+    // One input file, cut into pieces that the two executors share.
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), &format!("SET tokq.split_bytes = 100000;\n{FILTER_AND_TOKENIZE}"), 1, 2000);
+    let local = job.reference();
+    assert!(local.0.len() > 4, "the file is read as pieces: {:?}", local.0.keys());
+    let cluster = start(2);
+    let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
+    assert_same_files(&job.snapshot(), &local, "the cluster's files of the pieces differ from the local run's");
+    assert_eq!(stats["outputs"][0]["writers"].as_object().unwrap().len(), 2, "both executors read pieces: {stats}");
+}
+
+#[test]
 fn progress_on_a_cluster_counts_what_the_executors_commit() {
     // Reads happen on the executors: the client used to show '0.0 MB, 0 rows' throughout.
     let tmp = tempfile::tempdir().unwrap();

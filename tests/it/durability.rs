@@ -89,9 +89,10 @@ impl Job {
         assert!(child.0.try_wait().unwrap().is_none(), "the run finished before it could be interrupted; make the corpus larger");
     }
 
-    /// Committed source files so far.
+    /// Committed source files so far: journal entries in place (`.json`; an entry being written
+    /// is a staging file, `NAME.json#1`).
     pub fn journal_entries(&self) -> usize {
-        walk(&self.out.join("_tokq_journal")).len()
+        walk(&self.out.join("_tokq_journal")).iter().filter(|p| p.extension().is_some_and(|x| x == "json")).count()
     }
 }
 

@@ -7,12 +7,17 @@ use std::process::Command;
 use crate::common::*;
 use crate::durability::Job;
 
-/// The journal entries of an interrupted run, as JSON.
+/// The journal entries of an interrupted run, as JSON. A kill can land while an entry is being
+/// written: the local store writes it to a staging file (`NAME.json#1`) and renames it, so only
+/// `.json` files are entries (tokq itself skips what it cannot read, too).
 fn journal(out: &Path) -> Vec<serde_json::Value> {
     let mut entries = Vec::new();
     for key in std::fs::read_dir(out.join("_tokq_journal")).unwrap() {
         for e in std::fs::read_dir(key.unwrap().path()).unwrap() {
-            entries.push(serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap());
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "json") {
+                entries.push(serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap());
+            }
         }
     }
     entries
