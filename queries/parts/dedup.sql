@@ -70,9 +70,10 @@ WHERE ${verify} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify};
 CREATE COMPONENTS clusters FROM links (a, b) LOCATION '${work}components/';
 
 COPY (
-  SELECT c.node, c.component, n.doc_id AS representative_doc_id,
-         count(*) OVER (PARTITION BY c.component) AS cluster_size
-  FROM clusters c JOIN nodes n ON c.component = n.node
+  SELECT c.node, c.component, n.doc_id AS representative_doc_id, s.cluster_size
+  FROM (SELECT component, count(*) AS cluster_size FROM clusters GROUP BY component) s
+  JOIN clusters c ON c.component = s.component
+  JOIN nodes n ON c.component = n.node
 ) TO '${work}clustered/' STORED AS PARQUET;
 
 CREATE VIEW clustered AS

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use ballista::prelude::SessionContextExt;
+use ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED;
 use ballista_core::extension::SessionConfigExt;
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::execution::SessionState;
@@ -33,12 +34,19 @@ pub fn physical_codec() -> Arc<TokqPhysicalCodec> {
 }
 
 /// The config every node starts from.
+///
+/// Ballista's stage planner is the static one, not its adaptive one (the default in Ballista
+/// 55): when one side of an outer join with a narrowing projection turns out empty at run time
+/// (a dedup with no exact duplicates), the adaptive planner replaces that side's exchange by an
+/// empty plan, DataFusion's distribution rule puts an exchange back, and the job makes new
+/// one-task stages without end. A recipe can still `SET ballista.planner.adaptive.enabled = true`.
 pub fn cluster_config() -> SessionConfig {
     with_tokq(
         SessionConfig::new_with_ballista()
             .with_ballista_logical_extension_codec(logical_codec())
             .with_ballista_physical_extension_codec(physical_codec()),
     )
+    .set_bool(BALLISTA_ADAPTIVE_PLANNER_ENABLED, false)
 }
 
 /// [`cluster_config`] for a member of a cluster: with a secret, every connection Ballista opens

@@ -147,7 +147,7 @@ impl Format {
         match self {
             Format::Jsonl => {
                 let (reader, first_line) = match &file.piece {
-                    Some(p) => (source::open_range(store, file, p.span.0, p.span.1).await.df()?, p.rows.0),
+                    Some(p) => (source::open_raw(store, file, Some(p.span), Count::Read).await.df()?, p.rows.0),
                     None => (source::open(store, file, Count::Read).await.df()?, 0),
                 };
                 let mut lines = jsonl::LineReader::starting_at(reader, file.uri.clone(), first_line);
@@ -206,7 +206,7 @@ impl Format {
                 Ok(true)
             }
             Format::Warc(kind) => {
-                let mut records = Records::new(source::open_raw(store, file, Count::Read).await.df()?, file.uri.clone());
+                let mut records = Records::new(source::open_raw(store, file, None, Count::Read).await.df()?, file.uri.clone());
                 let mut rows = Rows::new(*kind);
                 let mut skipped = 0;
                 loop {

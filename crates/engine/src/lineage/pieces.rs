@@ -14,7 +14,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use datafusion::parquet::arrow::async_reader::ParquetObjectReader;
 use datafusion::parquet::arrow::ParquetRecordBatchStreamBuilder;
 use futures::{StreamExt, TryStreamExt};
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::ObjectStore;
+use tokio::io::AsyncBufReadExt;
 use serde::{Deserialize, Serialize};
 
 use super::files::FileRef;
@@ -36,9 +37,12 @@ pub struct Piece {
     pub bytes: u64,
 }
 
-/// The split of each file already planned in this process, by file (with its version) and size.
+/// The split of each file already planned in this process, by file (with its version) and size:
+/// a recipe plans the same read several times (schema, each statement). Bounded, so that a
+/// long-lived Python session reading many files does not keep every split it ever made.
 type Planned = HashMap<(FileRef, u64), Vec<FileRef>>;
 static PLANNED: LazyLock<Mutex<Planned>> = LazyLock::new(Default::default);
+const PLANNED_FILES: usize = 4096;
 
 /// `files`, each cut into pieces of about `split_bytes` where the format allows (0: never).
 pub async fn split(format: &Format, store: &Arc<dyn ObjectStore>, files: Vec<FileRef>, split_bytes: u64) -> Result<Vec<FileRef>> {
@@ -62,7 +66,11 @@ pub async fn split(format: &Format, store: &Arc<dyn ObjectStore>, files: Vec<Fil
                     _ => line_pieces(store, &file, split_bytes).await?,
                 };
                 let pieces: Vec<FileRef> = pieces.into_iter().map(|p| FileRef { piece: Some(p), ..file.clone() }).collect();
-                PLANNED.lock().unwrap_or_else(|p| p.into_inner()).insert((file.clone(), split_bytes), pieces.clone());
+                let mut planned = PLANNED.lock().unwrap_or_else(|p| p.into_inner());
+                if planned.len() >= PLANNED_FILES {
+                    planned.clear();
+                }
+                planned.insert((file.clone(), split_bytes), pieces.clone());
                 pieces
             }
         };
@@ -86,22 +94,21 @@ struct Chunk {
 }
 
 async fn count_chunk(store: &Arc<dyn ObjectStore>, file: &FileRef, start: u64, end: u64) -> Result<Chunk> {
-    let io = |e: object_store::Error| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() };
-    let opts = GetOptions { range: Some(GetRange::Bounded(start..end)), ..Default::default() };
-    let mut stream = store.get_opts(&file.path()?, opts).await.map_err(io)?.into_stream();
+    let mut reader = source::open_raw(store, file, Some((start, end)), source::Count::Peek).await?;
     let mut chunk = Chunk { newlines: 0, first_newline: None, ends_with_newline: false };
     let mut at = start;
-    while let Some(bytes) = stream.try_next().await.map_err(io)? {
+    loop {
+        let bytes = reader.fill_buf().await.map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
+        let Some(&last) = bytes.last() else { return Ok(chunk) };
         if chunk.first_newline.is_none() {
-            chunk.first_newline = memchr::memchr(b'\n', &bytes).map(|i| at + i as u64);
+            chunk.first_newline = memchr::memchr(b'\n', bytes).map(|i| at + i as u64);
         }
-        chunk.newlines += memchr::memchr_iter(b'\n', &bytes).count() as u64;
-        if let Some(&last) = bytes.last() {
-            chunk.ends_with_newline = last == b'\n';
-        }
-        at += bytes.len() as u64;
+        chunk.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        chunk.ends_with_newline = last == b'\n';
+        let n = bytes.len();
+        at += n as u64;
+        reader.as_mut().consume(n);
     }
-    Ok(chunk)
 }
 
 /// Pieces of whole lines, cut at the first line that starts at or after each multiple of

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_compression::tokio::bufread::{BzDecoder, GzipDecoder, XzDecoder, ZstdDecoder};
 use futures::TryStreamExt;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore};
 use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::io::StreamReader;
 
@@ -25,10 +25,11 @@ pub enum Count {
     Peek,
 }
 
-/// The file's bytes as stored.
-pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
+/// The file's bytes as stored: all of them, or bytes `[start, end)` of `range`.
+pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Option<(u64, u64)>, count: Count) -> Result<ByteReader> {
+    let opts = GetOptions { range: range.map(|(start, end)| GetRange::Bounded(start..end)), ..Default::default() };
     let got = store
-        .get(&file.path()?)
+        .get_opts(&file.path()?, opts)
         .await
         .map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
     let raw = got
@@ -57,21 +58,13 @@ pub fn is_compressed(uri: &str) -> bool {
     UNSUPPORTED.iter().chain(&DECOMPRESSED).any(|e| has_extension(uri, e))
 }
 
-/// Bytes `[start, end)` of a file as stored.
-pub async fn open_range(store: &Arc<dyn ObjectStore>, file: &FileRef, start: u64, end: u64) -> Result<ByteReader> {
-    let opts = GetOptions { range: Some(GetRange::Bounded(start..end)), ..Default::default() };
-    let got = store.get_opts(&file.path()?, opts).await.map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
-    let raw = got.into_stream().inspect_ok(|chunk| progress::add_bytes(chunk.len() as u64)).map_err(std::io::Error::other);
-    Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
-}
-
 /// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, `.bz2`, `.xz`, or plain).
 pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
     let uri = file.uri.as_str();
     if let Some(ext) = UNSUPPORTED.iter().find(|e| has_extension(uri, e)) {
         return Err(TokqError::UnsupportedCompression { uri: uri.to_string(), extension: ext.to_string() });
     }
-    let raw = open_raw(store, file, count).await?;
+    let raw = open_raw(store, file, None, count).await?;
     Ok(if uri.ends_with(".bz2") {
         let mut d = BzDecoder::new(raw);
         d.multiple_members(true);
