@@ -133,8 +133,12 @@ def main():
             from datatrove.pipeline.readers import JsonlReader
             from datatrove.pipeline.writers import JsonlWriter
 
-            d = lambda n: os.path.join(tmp, "dt", n)
-            reader = lambda: JsonlReader(tmp, glob_pattern="corpus.jsonl")
+            def d(name):
+                return os.path.join(tmp, "dt", name)
+
+            def reader():
+                return JsonlReader(tmp, glob_pattern="corpus.jsonl")
+
             stages = [
                 ("1 signatures", [reader(), MinhashDedupSignature(d("sigs"))]),
                 ("2 buckets", [MinhashDedupBuckets(d("sigs"), d("buckets"))]),
