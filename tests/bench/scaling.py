@@ -69,13 +69,20 @@ def peak_rss_mib(pid: int) -> float:
 
 
 def run_client(args, out_dir: pathlib.Path):
-    start = time.perf_counter()
-    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(f"tokq failed: {p.stderr.read().decode()}")
-    return wall, usage.ru_maxrss / 1024
+    """Runs a command; returns its wall time and peak RSS in MiB. The peak comes from GNU time,
+    whose child is forked from a small process: Linux carries a process's peak RSS across exec
+    into the child's rusage, so `wait4` on a child of this Python process reports at least this
+    process's own RSS at the fork (hundreds of MB once the input is built)."""
+    if not shutil.which("/usr/bin/time"):
+        raise SystemExit("the peak RSS is measured with GNU time: apt-get install time")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        start = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *args], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+        wall = time.perf_counter() - start
+        if p.returncode != 0:
+            raise SystemExit(f"tokq failed: {p.stderr.decode()}")
+        return wall, int(rss.read().split()[-1]) / 1024
 
 
 def digest(dirs):
