@@ -10,6 +10,13 @@ PARAMETERS (
   output    path    DEFAULT 'out/packed/'
 );
 
+-- A row here holds a whole document's token ids (thousands), so DataFusion's 8,192 rows per batch
+-- make batches of ~100 MB, and the sort by lineage copies whole batches outside its memory pool.
+-- 1,024 rows per batch: on 1 GB of Wikipedia under --memory-limit 2G this statement's peak RSS
+-- fell from 2,470 to 1,368 MiB and its time from 34.5 to 29.4 s, with the same packed rows.
+-- A SET lasts for the rest of the recipe.
+SET datafusion.execution.batch_size = 1024;
+
 CREATE VIEW tokenized AS
 SELECT doc_id, _source, _row, tokenize(text, '${tokenizer}', 'eos=${eos}') AS input_ids
 FROM ${docs}
