@@ -46,7 +46,8 @@ pub struct FileBatch {
     pub rows: Vec<i64>,
 }
 
-fn io(file: &FileRef, e: impl std::fmt::Display) -> TokqError {
+/// The error of reading `file`.
+pub(super) fn io(file: &FileRef, e: impl std::fmt::Display) -> TokqError {
     TokqError::Io { uri: file.uri.clone(), cause: e.to_string() }
 }
 

@@ -19,9 +19,9 @@ use tokio::io::AsyncBufReadExt;
 use serde::{Deserialize, Serialize};
 
 use super::files::FileRef;
-use super::format::Format;
+use super::format::{self, Format};
 use super::source;
-use tokq_core::error::{Result, TokqError};
+use tokq_core::error::Result;
 
 /// Chunks whose lines are counted at the same time when a split is planned.
 const COUNT_CHUNKS_AT_ONCE: usize = 4;
@@ -98,7 +98,7 @@ async fn count_chunk(store: &Arc<dyn ObjectStore>, file: &FileRef, start: u64, e
     let mut chunk = Chunk { newlines: 0, first_newline: None, ends_with_newline: false };
     let mut at = start;
     loop {
-        let bytes = reader.fill_buf().await.map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
+        let bytes = reader.fill_buf().await.map_err(|e| format::io(file, e))?;
         let Some(&last) = bytes.last() else { return Ok(chunk) };
         if chunk.first_newline.is_none() {
             chunk.first_newline = memchr::memchr(b'\n', bytes).map(|i| at + i as u64);
@@ -161,7 +161,7 @@ async fn row_group_pieces(store: &Arc<dyn ObjectStore>, file: &FileRef, split_by
     let reader = ParquetObjectReader::new(Arc::clone(store), file.path()?).with_file_size(file.size);
     let builder = ParquetRecordBatchStreamBuilder::new(reader)
         .await
-        .map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
+        .map_err(|e| format::io(file, e))?;
     let groups: Vec<(u64, u64)> = builder
         .metadata()
         .row_groups()
