@@ -272,7 +272,7 @@ fn dedup_on_a_two_executor_cluster_gives_the_local_clusters() {
 /// components are empty too. Both finish, bounded, with the local run's decisions.
 #[test]
 fn dedup_on_a_cluster_finishes_when_a_join_side_is_empty() {
-    use crate::dedup::{jsonl, planted, rejected};
+    use crate::dedup::{dedup_args, jsonl, planted, rejected};
     let cluster = start(1);
     let tmp = tempfile::tempdir().unwrap();
     let (docs, _) = planted();
@@ -281,11 +281,9 @@ fn dedup_on_a_cluster_finishes_when_a_join_side_is_empty() {
     for (name, docs, rejects) in [("near", distinct, 10), ("none", unrelated, 0)] {
         let input = write(tmp.path(), &format!("{name}.jsonl"), jsonl(&docs));
         let run = |dir: &std::path::Path, extra: &[&str]| {
-            let d = |n: &str| format!("{}/{n}/", dir.display());
-            let sets = [format!("input={}", input.display()), format!("work={}", d("work")), format!("output={}", d("out")), format!("rejects={}", d("rejects"))];
-            let mut args = vec!["run", "queries/dedup.sql", "--quiet", "--partitions", "2"];
-            sets.iter().for_each(|s| args.extend(["--set", s.as_str()]));
-            args.extend(extra);
+            let args = dedup_args(dir, &input);
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(["--partitions", "2"].iter().chain(extra));
             tokq_within(&args, &[], 120);
         };
         let (local, remote) = (tmp.path().join(format!("{name}-local")), tmp.path().join(format!("{name}-remote")));

@@ -57,10 +57,18 @@ pub fn planted() -> (Vec<(String, String)>, BTreeMap<String, (&'static str, Stri
     (docs, expect)
 }
 
-pub fn run_dedup(dir: &Path, input: &Path, extra: &[&str]) -> String {
+/// `tokq run queries/dedup.sql` on `input`, writing under `dir`: the arguments before any extra.
+pub fn dedup_args(dir: &Path, input: &Path) -> Vec<String> {
     let d = |n: &str| format!("{}/{n}/", dir.display());
-    let (input, work, out, rejects) = (format!("input={}", input.display()), format!("work={}", d("work")), format!("output={}", d("out")), format!("rejects={}", d("rejects")));
-    let mut args = vec!["run", "queries/dedup.sql", "--quiet", "--set", &input, "--set", &work, "--set", &out, "--set", &rejects];
+    let sets = [format!("input={}", input.display()), format!("work={}", d("work")), format!("output={}", d("out")), format!("rejects={}", d("rejects"))];
+    let mut args: Vec<String> = ["run", "queries/dedup.sql", "--quiet"].map(String::from).into();
+    sets.into_iter().for_each(|s| args.extend(["--set".to_string(), s]));
+    args
+}
+
+pub fn run_dedup(dir: &Path, input: &Path, extra: &[&str]) -> String {
+    let args = dedup_args(dir, input);
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(extra);
     tokq_ok(&args)
 }
