@@ -14,6 +14,8 @@ mod render;
 mod root;
 mod rules;
 
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
 use crate::error::TokqError;
 use crate::quality::params::Params;
 
@@ -70,8 +72,18 @@ pub fn html_to_text(bytes: &[u8], content_type: Option<&str>, options: &Options)
     extract(&charset::decode(bytes, content_type), options)
 }
 
-/// The main text of a page already decoded.
+/// The main text of a page already decoded, in Unicode NFC as trafilatura returns it (a page
+/// may spell `য়` as one code point or two; the reader sees one letter).
 pub fn extract(html: &str, options: &Options) -> String {
+    let text = pick(html, options);
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => text,
+        _ => text.nfc().collect(),
+    }
+}
+
+/// The main text, or the lenient pass's when the strict one finds little.
+fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
     let text = main_text(&dom, options, true);
     if text.len() >= MIN_MAIN {
@@ -88,12 +100,12 @@ pub fn extract(html: &str, options: &Options) -> String {
 /// The main text, or the whole page when the main element is too short or too small a share.
 fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
     let pruned = root::Pruned::new(dom, options.tables, strict);
-    let whole = || render::render(&render::blocks(&pruned, dom.root()));
+    let whole = || render::render(&render::blocks(&pruned, dom.root(), dom.root()));
     if !options.main_only {
         return whole();
     }
     let top = pruned.content_root();
-    let main = render::render(&render::blocks(&pruned, top));
+    let main = render::render(&render::blocks(&pruned, pruned.widen(top), top));
     if top == dom.root() || main.len() < MIN_MAIN {
         return whole();
     }
@@ -185,6 +197,31 @@ mod tests {
         let html = format!("<body><div><p>A note above the article that is not part of it at all, but still text.</p></div><article><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p></article></body>");
         assert!(!text(&html).contains("A note above"));
         assert!(extract(&html, &Options::parse("mode=page").unwrap()).starts_with("A note above"));
+    }
+
+    #[test]
+    fn a_lede_beside_the_body_is_read_but_a_teaser_there_is_not() {
+        // The lede sits beside the body element the paragraphs chose, inside the story's wrapper.
+        let lede = "Thousands of residents spent the night in the school on the hill after the river broke its banks.";
+        let html = format!(
+            "<body><div class=page><div class=story><p class=lede>{lede} Volunteers served soup.</p>             <div class=body><p>{STORY}</p><p>{STORY}</p></div><p>Read more on our site</p></div>             <div><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p></div></div></body>"
+        );
+        let text = text(&html);
+        assert!(text.starts_with(lede), "{text}");
+        assert!(!text.contains("Read more"), "{text}");
+    }
+
+    #[test]
+    fn invisible_characters_go_and_the_text_is_nfc() {
+        // `&shy;` hyphenation points, a zero-width space, ruby readings, and a decomposed `é`.
+        let html = format!("<body><p>{STORY}</p><p>Ita&shy;li&shy;ens zero\u{200b}width <ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>字 cafe\u{301}</p><p>{STORY}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\nItaliens zerowidth 漢字 café\n{STORY}"));
+    }
+
+    #[test]
+    fn a_furniture_role_left_open_around_the_article_does_not_hide_it() {
+        let html = format!("<body><header role=banner><a href=/>Home</a><div class=content><p>{STORY}</p><p>{STORY}</p></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! link lists, copyright lines, short lines before the first paragraph and after the last, and
 //! headings over nothing that stays.
 
-use super::dom::{Kind, Step};
+use super::dom::{Id, Kind, Step};
 use super::root::Pruned;
 
 /// Elements that start and end a block of text.
@@ -22,6 +22,9 @@ const PARAGRAPH_CHARS: usize = 80;
 /// Blocks shorter than this before the first paragraph or after the last are dates, bylines and
 /// credits.
 const EDGE_CHARS: usize = 40;
+/// Beside the main element, only a block this long without links is text (a lede); shorter ones
+/// there are teasers, labels and calls to action.
+const OUTSIDE_CHARS: usize = 120;
 
 #[derive(Default)]
 pub struct Block {
@@ -30,6 +33,8 @@ pub struct Block {
     link: usize,
     heading: bool,
     cell: bool,
+    /// Outside the main element: kept only as a paragraph of its own.
+    outside: bool,
 }
 
 impl Block {
@@ -46,6 +51,8 @@ struct Blocks {
     space: bool,
     in_link: usize,
     in_pre: usize,
+    /// Inside the main element.
+    inside: bool,
 }
 
 impl Blocks {
@@ -63,12 +70,16 @@ impl Blocks {
 
     fn text(&mut self, t: &str) {
         let before = self.cur.text.len();
+        self.cur.outside |= !self.inside;
         if self.in_pre > 0 {
             self.cur.text.push_str(t);
         } else {
             for c in t.chars() {
                 if c.is_whitespace() {
                     self.space = true;
+                    continue;
+                }
+                if invisible(c) {
                     continue;
                 }
                 if std::mem::take(&mut self.space) && !self.cur.text.is_empty() {
@@ -83,15 +94,28 @@ impl Blocks {
     }
 }
 
-/// The blocks of text under `top`, dropped parts left out.
-pub fn blocks(pruned: &Pruned, top: u32) -> Vec<Block> {
+/// Characters a browser does not draw: controls, and the format characters that only mark
+/// where a line may break or a word may split (`&shy;` hyphenation points, zero-width spaces, word
+/// joiners, byte-order marks). Left in, they split words a reader sees whole (`Ita\u{ad}li\u{ad}ens`);
+/// trafilatura drops them too. Joiners that shape a script (ZWJ, ZWNJ) stay.
+fn invisible(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{ad}' | '\u{200b}' | '\u{2060}' | '\u{feff}')
+}
+
+/// The blocks of text under `top`, dropped parts left out; those outside `core` (an element
+/// under `top`, or `top` itself) are marked.
+pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
     let dom = pruned.dom;
-    let mut b = Blocks::default();
+    let mut b = Blocks { inside: top == core, ..Blocks::default() };
     dom.walk(top, |id| !pruned.dropped(id), |step| {
         let (id, open) = match step {
             Step::Open(id) => (id, true),
             Step::Close(id) => (id, false),
         };
+        if id == core {
+            b.flush();
+            b.inside = open;
+        }
         let name: &str = match dom.kind(id) {
             Kind::Text(t) if open => return b.text(t),
             Kind::Element { name, .. } if !pruned.dropped(id) => name,
@@ -126,7 +150,8 @@ pub fn render(blocks: &[Block]) -> String {
             let links = b.link as f64 / b.text.len().max(1) as f64;
             let navigation = !b.cell && (links > MAX_LINK_SHARE || (links > 0.0 && !b.heading && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
-            !navigation && !copyright
+            let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
+            !navigation && !copyright && !beside
         })
         .collect();
     let paragraph = |(b, k): (&Block, &bool)| *k && !b.heading && b.chars() >= PARAGRAPH_CHARS;

@@ -12,6 +12,8 @@ const GUARD: f64 = 0.4;
 const LONG_PARAGRAPH: usize = 400;
 /// A marked container (`<article>`, `entry-content`) is a candidate only with this much text.
 const MIN_MARKED: usize = 250;
+/// How much more prose an ancestor of the main element may hold and still be read around it.
+const WIDEN: f64 = 3.0;
 /// A paragraph counts towards its parent's score only with this much text.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -75,6 +77,22 @@ impl<'d> Pruned<'d> {
         let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || (strict && by_class(id))).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         Self { dom, dropped, prose, order }
+    }
+
+    /// `core`'s ancestors below `<body>`, climbed while each holds at most [`WIDEN`] times the
+    /// prose of the one below: the element that also holds what sits beside the main text (a
+    /// lede above the body, a last paragraph below a gallery), not yet the page around it.
+    pub fn widen(&self, core: Id) -> Id {
+        let dom = self.dom;
+        let mut top = core;
+        while let Some(p) = dom.parent(top) {
+            let page = p == dom.root() || matches!(dom.name(p), Some("body" | "html"));
+            if page || self.prose[p as usize] as f64 > WIDEN * self.prose[top as usize] as f64 {
+                break;
+            }
+            top = p;
+        }
+        top
     }
 
     pub fn dropped(&self, id: Id) -> bool {

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use html5ever::{Attribute, LocalName};
 
-/// Tags whose content is never main text. Not `form`: ASP.NET pages and forums wrap the whole
+/// Tags whose content is never main text (`rt`, `rp`: the reading aids over Japanese and
+/// Chinese characters, which would otherwise be read twice). Not `form`: ASP.NET pages and forums wrap the whole
 /// page in one (its controls are dropped by their own tags). Not `header`: article headers hold
 /// the title.
 fn never_text(tag: &str) -> bool {
@@ -18,6 +19,7 @@ fn never_text(tag: &str) -> bool {
         "script" | "style" | "iframe" | "svg" | "nav" | "footer" | "button" | "input" | "select"
             | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
             | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math" | "fieldset"
+            | "rt" | "rp"
     )
 }
 
@@ -42,7 +44,9 @@ const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "compl
 const FURNITURE: &[&str] = &[
     "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "cookie", "consent",
     "newsletter", "breadcrumb", "subscribe", "signup", "-login", "recommend", "trending", "most-popular",
-    "mostpopular", "author-box", "byline", "skip-link", "pagination", "-pager", "masthead", "site-header", "copyright",
+    "mostpopular", "-author", "byline", "skip-link", "pagination", "-pager", "masthead", "site-header", "copyright",
+    "-bio-", "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
+    "paywall", "donat", "-cta", "recirculation", "-slide", "-embed", "-legend",
 ];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
@@ -62,7 +66,12 @@ const CONTENT: &[&str] = &[
     "rich-text", "richtext",
 ];
 
-/// The word lists in one automaton (furniture, then beside, then content words), and for each
+/// Words that hold a furniture word but name something else: an opinion piece
+/// (`commentary`) is an article, not its comments (trafilatura's comment rule excepts it too).
+/// A furniture or beside word found inside one of these does not count.
+const NOT_FURNITURE: &[&str] = &["commentary"];
+
+/// The word lists in one automaton (furniture, beside, content words, then the exceptions), and for each
 /// word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
@@ -70,7 +79,7 @@ struct Lists {
 }
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
-    let words = || FURNITURE.iter().chain(BESIDE).chain(CONTENT);
+    let words = || FURNITURE.iter().chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE);
     Lists {
         automaton: AhoCorasick::new(words()).expect("the word lists are valid patterns"),
         anchored: words().map(|w| w.starts_with('-')).collect(),
@@ -82,12 +91,23 @@ fn push_split(out: &mut String, value: &str) {
     let mut lower_before = false;
     out.push('-');
     for c in value.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && lower_before {
+        // Class names are ASCII but for a few: the ASCII tests first, as Unicode's case tables
+        // cost more than the rest of the element's marking.
+        let (alphanumeric, upper, lower_or_digit) = if c.is_ascii() {
+            (c.is_ascii_alphanumeric(), c.is_ascii_uppercase(), c.is_ascii_lowercase() || c.is_ascii_digit())
+        } else {
+            (c.is_alphanumeric(), c.is_uppercase(), c.is_lowercase() || c.is_numeric())
+        };
+        if alphanumeric {
+            if upper && lower_before {
                 out.push('-');
             }
-            lower_before = c.is_lowercase() || c.is_numeric();
-            out.extend(c.to_lowercase());
+            lower_before = lower_or_digit;
+            if c.is_ascii() {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
         } else {
             lower_before = false;
             if !out.ends_with('-') {
@@ -100,15 +120,49 @@ fn push_split(out: &mut String, value: &str) {
     }
 }
 
+/// Whether the attribute values hold a furniture, beside or content word. The values are
+/// lowercased, then split into words, and searched once for all lists; overlapping, so that one
+/// word found does not hide another that overlaps it.
+fn words_of(values: &[&str]) -> (bool, bool, bool) {
+    let mut words = values.join(" ");
+    words.make_ascii_lowercase();
+    let glued = words.len();
+    words.push('\n');
+    for v in values {
+        push_split(&mut words, v);
+    }
+    let (mut furniture_word, mut beside_word, mut content_word) = (false, false, false);
+    let (beside_end, content_end) = (FURNITURE.len() + BESIDE.len(), FURNITURE.len() + BESIDE.len() + CONTENT.len());
+    let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
+    let excepted = |start: usize, end: usize| {
+        found.iter().any(|n| n.pattern().as_usize() >= content_end && n.start() <= start && end <= n.end())
+    };
+    for m in &found {
+        let i = m.pattern().as_usize();
+        // A word that must start a word counts only in the split values.
+        if LISTS.anchored[i] && m.start() < glued {
+            continue;
+        }
+        match i {
+            i if i < beside_end && excepted(m.start(), m.end()) => {}
+            i if i < FURNITURE.len() => furniture_word = true,
+            i if i < beside_end => beside_word = true,
+            i if i < content_end => content_word = true,
+            _ => {}
+        }
+    }
+    (furniture_word, beside_word, content_word)
+}
+
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Marks {
-    /// Never text: a tag [`never_text`] names, `hidden`, `aria-hidden=true`, `display:none`, or a
-    /// furniture role.
+    /// Never text: a tag [`never_text`] names, `hidden`, `aria-hidden=true` or `display:none`.
     pub never_text: bool,
     /// A [`last_resort`] tag.
     pub last_resort: bool,
-    /// Boilerplate by its class or id, unless it holds most of the page (decided later).
+    /// Boilerplate by its class, id or a furniture role, unless it holds most of the page
+    /// (decided later).
     pub boilerplate: bool,
     /// Boilerplate only by [`BESIDE`] words: kept when it holds a long paragraph.
     pub beside_only: bool,
@@ -124,38 +178,24 @@ impl Marks {
         let hidden = attr("hidden").is_some()
             || attr("aria-hidden").is_some_and(|v| v.eq_ignore_ascii_case("true"))
             || attr("style").is_some_and(|s| {
-                let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
-                s.contains("display:none") || s.contains("visibility:hidden")
+                // Most styles say neither; only those that might are read closely.
+                let lower = s.to_ascii_lowercase();
+                (lower.contains("none") || lower.contains("hidden")) && {
+                    let s: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+                    s.contains("display:none") || s.contains("visibility:hidden")
+                }
             });
-        // The values lowercased, then split into words, searched once for all lists; overlapping,
-        // so that one word found does not hide another that overlaps it.
         let values: Vec<&str> = ["class", "id", "role", "itemprop"].into_iter().filter_map(attr).collect();
-        let mut words = values.join(" ");
-        words.make_ascii_lowercase();
-        let glued = words.len();
-        words.push('\n');
-        for v in &values {
-            push_split(&mut words, v);
-        }
-        let (mut furniture_word, mut beside_word, mut content_word) = (false, false, false);
-        for m in LISTS.automaton.find_overlapping_iter(&words) {
-            let i = m.pattern().as_usize();
-            // A word that must start a word counts only in the split values.
-            if LISTS.anchored[i] && m.start() < glued {
-                continue;
-            }
-            match i {
-                i if i < FURNITURE.len() => furniture_word = true,
-                i if i < FURNITURE.len() + BESIDE.len() => beside_word = true,
-                _ => content_word = true,
-            }
-        }
+        let (furniture_word, beside_word, content_word) = if values.is_empty() { (false, false, false) } else { words_of(&values) };
         let page = matches!(tag, "html" | "body" | "article" | "main");
+        // A role is furniture as a class word is, not as a tag: a broken page can leave its
+        // `role=banner` header open around the whole article, and the guard then keeps it.
+        let furniture_role = role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r));
         Marks {
-            never_text: never_text(tag) || hidden || role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r)),
+            never_text: never_text(tag) || hidden,
             last_resort: last_resort(tag),
-            boilerplate: !page && !content_word && (furniture_word || beside_word),
-            beside_only: beside_word && !furniture_word,
+            boilerplate: !page && !content_word && (furniture_word || beside_word || furniture_role),
+            beside_only: beside_word && !furniture_word && !furniture_role,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
@@ -190,7 +230,8 @@ mod tests {
         assert!(marks("script", &[]).never_text);
         assert!(marks("div", &[("style", "color: red; display : none")]).never_text);
         assert!(marks("div", &[("aria-hidden", "TRUE")]).never_text);
-        assert!(marks("div", &[("role", "Navigation")]).never_text);
+        let nav = marks("div", &[("role", "Navigation")]);
+        assert!(nav.boilerplate && !nav.beside_only && !nav.never_text);
         assert!(!marks("div", &[("role", "main")]).never_text);
         assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
         assert!(marks("div", &[("id", "cookie-consent")]).boilerplate);
@@ -219,6 +260,8 @@ mod tests {
         assert!(boilerplate("Report__Section--Ads") && !boilerplate("loads-more-text"));
         // Longer words are found inside glued ones.
         assert!(boilerplate("leftsidebar") && boilerplate("mainnavigation"));
+        // An opinion piece is not its comments.
+        assert!(!boilerplate("news subjective commentary") && boilerplate("sect_commentlinks"));
         assert_eq!(push_split_of("Report__Section--Ads tagStyle x2Y"), "-report-section-ads-tag-style-x2-y-");
     }
 
