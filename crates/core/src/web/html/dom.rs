@@ -14,6 +14,7 @@ use html5ever::tendril::{StrTendril, TendrilSink};
 use html5ever::tree_builder::{ElemName, ElementFlags, NodeOrText, QuirksMode, TreeBuilderOpts, TreeSink};
 use html5ever::{parse_document, Attribute, LocalName, Namespace, ParseOpts, QualName};
 
+use super::raw;
 use super::rules::Marks;
 
 /// Nesting beyond which the rest of a page is not read: real pages stay under a few hundred
@@ -61,7 +62,12 @@ pub enum Step {
 }
 
 impl Dom {
+    /// The page's tree, script and style bodies left out where that cannot change it.
     pub fn parse(html: &str) -> Self {
+        Self::parse_as_is(&raw::empty_scripts(html))
+    }
+
+    fn parse_as_is(html: &str) -> Self {
         let deepest = Rc::new(Cell::new(0));
         let sink = Sink { nodes: RefCell::new(vec![node(Kind::Document)]), deepest: Rc::clone(&deepest) };
         // Scripting off, as a reader without JavaScript sees the page: `<noscript>` holds markup.
@@ -359,6 +365,42 @@ mod tests {
         // Text before a table is fostered out of it, merged with its neighbour.
         let dom = Dom::parse("<table>a<tr><td>b</td></tr></table>");
         assert_eq!(shape(&dom), "<html><head></head><body>a<table><tbody><tr><td>b</td></tr></tbody></table></body></html>");
+    }
+
+    /// The tree with the text of scripts and styles left out.
+    fn shape_without_scripts(dom: &Dom) -> String {
+        let mut out = String::new();
+        dom.walk(dom.root(), |_| true, |s| match s {
+            Step::Open(id) => match dom.kind(id) {
+                Kind::Element { name, ns, .. } => out.push_str(&format!("<{}:{name}>", &**ns)),
+                Kind::Text(t) if !dom.parent(id).and_then(|p| dom.name(p)).is_some_and(|n| n == "script" || n == "style") => out.push_str(t),
+                Kind::Other => out.push('#'),
+                _ => {}
+            },
+            Step::Close(id) => {
+                if let Some(name) = dom.name(id) {
+                    out.push_str(&format!("</{name}>"))
+                }
+            }
+        });
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Emptying script and style bodies never changes anything else in the tree, whatever
+        /// comments, raw-text elements, foreign content and broken tags surround them.
+        #[test]
+        fn emptying_scripts_leaves_the_rest_of_the_tree(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<script>", "</script>", "<SCRIPT type=x>", "<script/>", "</script ", "</scripts>", "<style>", "</style>", "</STYLE>",
+            "<svg>", "</svg>", "<math>", "<!--", "-->", "--!>", "<!-->", "<textarea>", "</textarea>", "<title>", "</title>",
+            "<p>", "</p>", "<b>", "<div a='>'>", "<div a=\">\" b>", "<a =x>", "<a b=c/>", "a<b", "x", " ", "\n", "<![CDATA[",
+            "]]>", "<plaintext>", "<noscript>", "</noscript>", "<iframe>", "</iframe>", "<", ">", "/", "=", "'", "\"", "<!",
+            "<?", "</", "<!DOCTYPE html>", "<table>", "<td>", "<template>", "</template>",
+        ]), 0..40)) {
+            let html: String = parts.concat();
+            proptest::prop_assert_eq!(shape_without_scripts(&Dom::parse(&html)), shape_without_scripts(&Dom::parse_as_is(&html)), "{}", html);
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 mod charset;
 mod dom;
+mod raw;
 mod render;
 mod root;
 mod rules;
