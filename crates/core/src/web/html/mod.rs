@@ -205,7 +205,8 @@ mod tests {
         // The lede sits beside the body element the paragraphs chose, inside the story's wrapper.
         let lede = "Thousands of residents spent the night in the school on the hill after the river broke its banks.";
         let html = format!(
-            "<body><div class=page><div class=story><p class=lede>{lede} Volunteers served soup.</p>             <div class=body><p>{STORY}</p><p>{STORY}</p></div><p>Read more on our site</p></div>             <div><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p></div></div></body>"
+            "<body><div class=page><div class=story><p class=lede>{lede} Volunteers served soup.</p>\
+             <div class=body><p>{STORY}</p><p>{STORY}</p></div><p>Read more on our site</p></div></div></body>"
         );
         let text = text(&html);
         assert!(text.starts_with(lede), "{text}");

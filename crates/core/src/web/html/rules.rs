@@ -10,9 +10,9 @@ use aho_corasick::AhoCorasick;
 use html5ever::{Attribute, LocalName};
 
 /// Tags whose content is never main text (`rt`, `rp`: the reading aids over Japanese and
-/// Chinese characters, which would otherwise be read twice). Not `form`: ASP.NET pages and forums wrap the whole
-/// page in one (its controls are dropped by their own tags). Not `header`: article headers hold
-/// the title.
+/// Chinese characters, which would otherwise be read twice). Not `form`: ASP.NET pages and
+/// forums wrap the whole page in one (its controls are dropped by their own tags). Not `header`:
+/// article headers hold the title.
 fn never_text(tag: &str) -> bool {
     matches!(
         tag,
