@@ -1,64 +1,113 @@
-//! Script and style bodies emptied before the page is parsed. They are 40% of a crawled page's
-//! bytes and never text, yet the tokenizer reads them a character at a time; a scan that only
-//! follows tags, comments and raw-text elements finds them for the cost of a byte search.
+//! What the parser need not read, left out before the page is parsed: the bodies of scripts and
+//! styles (40% of a crawled page's bytes) and the values of attributes extraction never reads
+//! (`href`, `src`, `data-*`, SVG paths: half the rest). The tokenizer reads them a character at
+//! a time; a scan that only follows tags, comments and raw-text elements finds them for the cost
+//! of a byte search.
 //!
-//! A body is emptied only where the parser's tree is provably the same apart from that text:
-//! the scan follows the WHATWG tokenizer's data, tag, attribute, comment and raw-text states (it
-//! is never in markup where the tokenizer is in text, only the other way round, which just
-//! empties less), and a body goes only when it holds no `<` at all, or, before any `<svg` or
+//! Something goes only where the parser's tree is provably the same apart from it: the scan
+//! follows the WHATWG tokenizer's data, tag, attribute, comment and raw-text states (it is never
+//! in markup where the tokenizer is in text, only the other way round, which just leaves out
+//! less). A script or style body goes when it holds no `<` at all, or, before any `<svg` or
 //! `<math>` (inside which a `<` in a script starts markup) and without `<!--` (which changes how
 //! a script ends), when it ends at its first `</script` or `</style`.
+//!
+//! A quoted attribute value goes unless [`Marks`](super::rules::Marks) or the tree builder reads
+//! it, and only where the scan knows the tokenizer is in that tag: before the first script with
+//! `<!--` in it (whose end the scan cannot know) and before the first tag that opens a context
+//! in which a script or raw-text start tag may leave the tokenizer reading markup
+//! ([`UNSURE_AFTER`]). Outside those every such tag switches the tokenizer as the scan does. The
+//! scan stops at `<plaintext>`, and leaves a page with a `<frameset>` as it is.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use memchr::memchr;
+
+use super::rules::READ_ATTRIBUTES;
 
 /// Elements whose content the tokenizer reads as text up to their end tag.
 const RAW_TEXT: &[&str] = &["style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"];
 
-/// `html` with the bodies of its scripts and styles left out where that cannot change the tree.
-pub fn empty_scripts(html: &str) -> Cow<'_, str> {
+/// Tags after which the scan stops leaving out attribute values: inside SVG and MathML a
+/// `<script>` or `<style>` is markup, in a `<select>` a `<style>` is ignored; and the tree builder
+/// can leave those contexts where the scan cannot tell.
+const UNSURE_AFTER: &[&str] = &["svg", "math", "select"];
+
+/// Attributes the tree builder reads: `<input type=hidden>` in a table, `<annotation-xml
+/// encoding>`, `<font color|face|size>` in foreign content, declarative shadow roots, and a
+/// `<meta>`'s encoding (which html5ever reports and goes on).
+const TREE_ATTRIBUTES: &[&str] = &[
+    "type", "encoding", "color", "face", "size", "shadowrootmode", "shadowrootdelegatesfocus", "shadowrootclonable",
+    "shadowrootserializable", "charset", "http-equiv", "content",
+];
+
+/// `html` without what the parser need not read (see the module's comment).
+pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
     let b = html.as_bytes();
+    // A `<frameset>` replaces the body only if no text came before it, and text in foreign
+    // content counts: a page with one is left as it is (it has no text to extract anyway).
+    if memchr::memchr_iter(b'<', b).any(|lt| b.get(lt + 1..lt + 9).is_some_and(|n| n.eq_ignore_ascii_case(b"frameset"))) {
+        return Cow::Borrowed(html);
+    }
     let mut out = String::new();
     // Bytes of `html` before `copied` are in `out` already (or left out).
     let mut copied = 0;
-    let mut foreign = false;
+    let mut leave_out = |r: Range<usize>| {
+        out.push_str(&html[copied..r.start]);
+        copied = r.end;
+    };
+    // No `<svg>`, `<math>` or `<select>` yet: every script and raw-text start tag switches the
+    // tokenizer as the scan does, and `<![CDATA[` is a bogus comment.
+    let mut sure = true;
     let mut at = 0;
     while let Some(lt) = memchr(b'<', &b[at..]).map(|i| at + i) {
         let rest = &b[lt..];
         if rest.starts_with(b"<!--") {
             at = comment_end(b, lt + 4);
-        } else if foreign && rest.starts_with(b"<![CDATA[") {
-            at = memchr::memmem::find(&b[lt..], b"]]>").map_or(b.len(), |i| lt + i + 3);
+        } else if !sure && rest.starts_with(b"<![CDATA[") {
+            // A CDATA section in foreign content, else a bogus comment: they end apart.
+            break;
         } else if rest.starts_with(b"<!") || rest.starts_with(b"<?") || (rest.starts_with(b"</") && !rest.get(2).is_some_and(u8::is_ascii_alphabetic)) {
             // A bogus comment (a doctype reads the same way here): it ends at the first `>`.
             at = memchr(b'>', &b[lt..]).map_or(b.len(), |i| lt + i + 1);
         } else if rest.starts_with(b"</") {
-            at = tag_end(b, lt + 2).0;
+            at = tag_end(b, name_end(b, lt + 2), &mut |_, _, _| {}).0;
         } else if rest.get(1).is_some_and(u8::is_ascii_alphabetic) {
-            let name_end = lt + 1 + b[lt + 1..].iter().position(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>').unwrap_or(b.len() - lt - 1);
+            let name_end = name_end(b, lt + 1);
             let name = &html[lt + 1..name_end];
-            let (end, self_closing) = tag_end(b, name_end);
+            let (end, self_closing) = tag_end(b, name_end, &mut |name, whole, value| {
+                let name = &b[name];
+                let read = |names: &[&str]| names.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()));
+                if !sure || read(READ_ATTRIBUTES) || read(TREE_ATTRIBUTES) {
+                } else if b[whole.start - 1].is_ascii_whitespace() {
+                    // The whole attribute, where no `/` before it would join the tag's end.
+                    leave_out(whole);
+                } else if !value.is_empty() {
+                    leave_out(value);
+                }
+            });
             at = end;
-            if name.eq_ignore_ascii_case("svg") || name.eq_ignore_ascii_case("math") {
-                foreign = true;
-            } else if name.eq_ignore_ascii_case("plaintext") {
+            sure &= !UNSURE_AFTER.iter().any(|u| name.eq_ignore_ascii_case(u));
+            if name.eq_ignore_ascii_case("plaintext") {
                 break;
             }
             let script = name.eq_ignore_ascii_case("script");
             if !script && !RAW_TEXT.iter().any(|r| name.eq_ignore_ascii_case(r)) {
                 continue;
             }
-            // A raw-text element runs to its end tag; a script's body too, unless `<!--` in it
-            // makes its end depend on what follows.
-            let Some(close) = end_tag(b, at, name) else { break };
-            let body = &b[at..close];
-            let emptied = (script || name.eq_ignore_ascii_case("style"))
-                && !self_closing
-                && (memchr(b'<', body).is_none() || (!foreign && !contains(body, b"<!--")));
-            if emptied && !body.is_empty() {
-                out.push_str(&html[copied..at]);
-                copied = close;
+            // A raw-text element runs to its end tag, a script to the end the tokenizer finds.
+            // Where the scan is unsure the tokenizer reads it as text, it is followed only
+            // if it holds no `<`, which ends the same either way.
+            let close = if !sure {
+                end_tag(b, at, name).filter(|&close| memchr(b'<', &b[at..close]).is_none())
+            } else if script {
+                script_end(b, at)
+            } else {
+                end_tag(b, at, name)
+            };
+            let Some(close) = close else { break };
+            if (script || name.eq_ignore_ascii_case("style")) && !self_closing && close > at {
+                leave_out(at..close);
             }
             at = close;
         } else {
@@ -92,9 +141,16 @@ fn comment_end(b: &[u8], from: usize) -> usize {
     b.len()
 }
 
+/// The end of a tag name that starts at `from`.
+fn name_end(b: &[u8], from: usize) -> usize {
+    b[from..].iter().position(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>').map_or(b.len(), |i| from + i)
+}
+
 /// The end of a tag whose name ends at `from` (after its `>`), and whether it ended with `/>`:
-/// attributes are read as the tokenizer reads them, so a quoted `>` does not end the tag.
-fn tag_end(b: &[u8], from: usize) -> (usize, bool) {
+/// attributes are read as the tokenizer reads them, so a quoted `>` does not end the tag. Each
+/// attribute whose value is quoted and closed goes to `quoted`: its name, the whole attribute
+/// (from its name to its closing quote), and its value inside the quotes.
+fn tag_end(b: &[u8], from: usize, quoted: &mut impl FnMut(Range<usize>, Range<usize>, Range<usize>)) -> (usize, bool) {
     let mut at = from;
     while at < b.len() {
         match b[at] {
@@ -102,10 +158,12 @@ fn tag_end(b: &[u8], from: usize) -> (usize, bool) {
             c if c.is_ascii_whitespace() || c == b'/' => at += 1,
             _ => {
                 // An attribute name: its first character may be `=`; quotes in it are just characters.
+                let name_start = at;
                 at += 1;
                 while at < b.len() && !(b[at].is_ascii_whitespace() || matches!(b[at], b'/' | b'>' | b'=')) {
                     at += 1;
                 }
+                let name = name_start..at;
                 while at < b.len() && b[at].is_ascii_whitespace() {
                     at += 1;
                 }
@@ -115,7 +173,13 @@ fn tag_end(b: &[u8], from: usize) -> (usize, bool) {
                         at += 1;
                     }
                     match b.get(at) {
-                        Some(&q @ (b'"' | b'\'')) => at = memchr(q, &b[at + 1..]).map_or(b.len(), |i| at + 1 + i + 1),
+                        Some(&q @ (b'"' | b'\'')) => match memchr(q, &b[at + 1..]) {
+                            Some(i) => {
+                                quoted(name.clone(), name_start..at + i + 2, at + 1..at + 1 + i);
+                                at += i + 2;
+                            }
+                            None => at = b.len(),
+                        },
                         _ => {
                             while at < b.len() && !(b[at].is_ascii_whitespace() || b[at] == b'>') {
                                 at += 1;
@@ -127,6 +191,60 @@ fn tag_end(b: &[u8], from: usize) -> (usize, bool) {
         }
     }
     (b.len(), false)
+}
+
+/// Where a script whose body starts at `from` ends (its `</script`), as the tokenizer's script
+/// data states find it: after `<!--`, a `<script` in the body must be closed by a `</script`
+/// before the one that ends the script, until `-->`.
+fn script_end(b: &[u8], from: usize) -> Option<usize> {
+    let close = end_tag(b, from, "script")?;
+    let Some(open) = memchr::memmem::find(&b[from..close], b"<!--") else { return Some(close) };
+    let tag_named = |at: usize, name: &[u8]| {
+        b.get(at..at + name.len()).is_some_and(|n| n.eq_ignore_ascii_case(name))
+            && b.get(at + name.len()).is_some_and(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>')
+    };
+    // In the escaped states (after `<!--`), and how deep: 2 is double-escaped.
+    let mut escaped = 1;
+    let mut dashes = 2;
+    let mut at = from + open + 4;
+    while at < b.len() {
+        match b[at] {
+            b'-' => dashes += 1,
+            b'>' if dashes >= 2 => escaped = 0,
+            b'<' if escaped == 0 => {
+                if b[at..].starts_with(b"<!--") {
+                    escaped = 1;
+                    dashes = 2;
+                    at += 4;
+                    continue;
+                }
+                if b.get(at + 1) == Some(&b'/') && tag_named(at + 2, b"script") {
+                    return Some(at);
+                }
+            }
+            b'<' if b.get(at + 1) == Some(&b'/') && tag_named(at + 2, b"script") => {
+                if escaped == 1 {
+                    return Some(at);
+                }
+                escaped = 1;
+                at += 9;
+                dashes = 0;
+                continue;
+            }
+            b'<' if escaped == 1 && tag_named(at + 1, b"script") => {
+                escaped = 2;
+                at += 8;
+                dashes = 0;
+                continue;
+            }
+            _ => {}
+        }
+        if b[at] != b'-' {
+            dashes = 0;
+        }
+        at += 1;
+    }
+    None
 }
 
 /// Where the first `</name` followed by whitespace, `/` or `>` starts, from `from` on.
@@ -156,30 +274,56 @@ mod tests {
 
     #[test]
     fn script_and_style_bodies_go_where_the_tree_cannot_change() {
-        let s = |h: &str| empty_scripts(h).into_owned();
+        let s = |h: &str| leave_out_unread(h).into_owned();
         assert_eq!(s("<p>a</p><script type=x>var a = 1;</script><style>p {}</style><p>b"), "<p>a</p><script type=x></script><style></style><p>b");
-        // A `<` in a script is fine before any foreign content, but not after one, nor with `<!--`.
+        // A `<` in a script is fine before any foreign content; after one the scan stops there.
         assert_eq!(s("<script>if (a<b) {}</script>"), "<script></script>");
-        assert_eq!(s("<svg></svg><script>if (a<b) {}</script>"), "<svg></svg><script>if (a<b) {}</script>");
-        assert_eq!(s("<script><!-- x </script>"), "<script><!-- x </script>");
+        assert_eq!(s("<svg></svg><script>if (a<b) {}</script><style>x</style>"), "<svg></svg><script>if (a<b) {}</script><style>x</style>");
+        assert_eq!(s("<svg></svg><script>x</script>"), "<svg></svg><script></script>");
+        // After `<!--` a script ends where the tokenizer's escaped states end it.
+        assert_eq!(s("<script><!-- x </script>"), "<script></script>");
+        assert_eq!(s("<script><!-- w('<script>x</script>') --></script><p title=y>"), "<script></script><p title=y>");
+        assert_eq!(s("<script><!--<SCRIPT>a</script>b</script><p title=\"y\">"), "<script></script><p >");
+        assert_eq!(s("<script><!--<script>--></script><p title=\"y\">"), "<script></script><p >");
         // Where the tokenizer is not reading tags, nothing is a script.
         for kept in [
             "<!-- <script>x</script> -->",
             "<textarea><script>x</script></textarea>",
             "<title><script>x</script></title>",
-            "<a title='<script>x</script>'>",
             "<plaintext><script>x</script>",
             "<script>never closed",
             "<script/>x</script>",
+            "<script><!--<script></script>never closed",
+            "<svg><script>--></script><p><FrameSet>",
         ] {
             assert_eq!(s(kept), kept, "{kept}");
         }
         // Comments end as the tokenizer ends them.
         assert_eq!(s("<!--><script>x</script>"), "<!--><script></script>");
         assert_eq!(s("<!-- a --!><script>x</script>"), "<!-- a --!><script></script>");
-        // An end tag needs a delimiter after its name; quoted `>` does not end a tag.
+        // An end tag needs a delimiter after its name; quoted `>` does not end a tag; after a
+        // tag's name `=` starts an attribute's name.
+        assert_eq!(s("</p ='a><script>x</script>"), "</p ='a><script></script>");
         assert_eq!(s("<script>a</scripts>b</script >"), "<script></script >");
-        assert_eq!(s("<div a=\">\" b><script>x</script>"), "<div a=\">\" b><script></script>");
-        assert!(matches!(empty_scripts("<p>no scripts</p>"), Cow::Borrowed(_)));
+        assert_eq!(s("<div class=\">\" b><script>x</script>"), "<div class=\">\" b><script></script>");
+        assert!(matches!(leave_out_unread("<p>no scripts</p>"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn unread_attributes_go_unless_unsure() {
+        let s = |h: &str| leave_out_unread(h).into_owned();
+        assert_eq!(s("<a title='<script>x</script>'>"), "<a >");
+        assert_eq!(
+            s("<div class=\"nav\" data-x = \"1\" STYLE='display:none' href=\"/a?b=1&amp;c=2\" src=x><input type=\"hidden\" value=\"v\">"),
+            "<div class=\"nav\"  STYLE='display:none'  src=x><input type=\"hidden\" >"
+        );
+        // Without a space before it, only the value goes: `<a/b="x">` must not become `<a/>`.
+        assert_eq!(s("<a/b=\"x\"><p c='y'd='z'>"), "<a/b=\"\"><p d=''>");
+        // Unquoted values stay (`a= b` would read `b` as the value), as do values never closed.
+        assert_eq!(s("<a href=/x title=\"never closed>"), "<a href=/x title=\"never closed>");
+        // After a context the scan cannot follow, nothing goes.
+        for kept in ["<svg><path d=\"M0\"></svg><a title=\"x\">", "<select><a title=\"x\">", "<math><a title=\"x\">"] {
+            assert_eq!(s(kept), kept, "{kept}");
+        }
     }
 }

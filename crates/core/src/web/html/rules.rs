@@ -154,6 +154,9 @@ fn words_of(values: &[&str]) -> (bool, bool, bool) {
     (furniture_word, beside_word, content_word)
 }
 
+/// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
+pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style", "hidden", "aria-hidden"];
+
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Marks {
@@ -173,7 +176,10 @@ pub struct Marks {
 impl Marks {
     pub fn of(tag: &LocalName, attrs: &[Attribute]) -> Self {
         let tag: &str = tag;
-        let attr = |name: &str| attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value);
+        let attr = |name: &str| {
+            debug_assert!(READ_ATTRIBUTES.contains(&name), "{name} is read: add it to READ_ATTRIBUTES");
+            attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+        };
         let role = attr("role").map(str::to_ascii_lowercase);
         let hidden = attr("hidden").is_some()
             || attr("aria-hidden").is_some_and(|v| v.eq_ignore_ascii_case("true"))
