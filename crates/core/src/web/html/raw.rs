@@ -264,10 +264,6 @@ fn end_tag(b: &[u8], from: usize, name: &str) -> Option<usize> {
     None
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

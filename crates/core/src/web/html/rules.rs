@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use html5ever::{Attribute, LocalName};
 
 /// Tags whose content is never main text (`rt`, `rp`: the reading aids over Japanese and
@@ -81,7 +81,8 @@ struct Lists {
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || FURNITURE.iter().chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE);
     Lists {
-        automaton: AhoCorasick::new(words()).expect("the word lists are valid patterns"),
+        // A DFA: about 200 words fit in a small one, and it searches faster than the default.
+        automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words()).expect("the word lists are valid patterns"),
         anchored: words().map(|w| w.starts_with('-')).collect(),
     }
 });
