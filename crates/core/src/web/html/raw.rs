@@ -5,18 +5,19 @@
 //! of a byte search.
 //!
 //! Something goes only where the parser's tree is provably the same apart from it: the scan
-//! follows the WHATWG tokenizer's data, tag, attribute, comment and raw-text states (it is never
-//! in markup where the tokenizer is in text, only the other way round, which just leaves out
-//! less). A script or style body goes when it holds no `<` at all, or, before any `<svg` or
-//! `<math>` (inside which a `<` in a script starts markup) and without `<!--` (which changes how
-//! a script ends), when it ends at its first `</script` or `</style`.
+//! follows the WHATWG tokenizer's data, tag, attribute, comment, raw-text and script data states
+//! (it is never in markup where the tokenizer is in text, only the other way round, which just
+//! leaves out less). A script or style body goes up to where the tokenizer ends it (for a script
+//! after `<!--`, its escaped states decide). A quoted attribute goes, name and value, unless
+//! [`Marks`](super::rules::Marks) or the tree builder reads it (only its value when no space
+//! precedes it: `<a/b="x">` must not become `<a/>`).
 //!
-//! A quoted attribute value goes unless [`Marks`](super::rules::Marks) or the tree builder reads
-//! it, and only where the scan knows the tokenizer is in that tag: before the first script with
-//! `<!--` in it (whose end the scan cannot know) and before the first tag that opens a context
-//! in which a script or raw-text start tag may leave the tokenizer reading markup
-//! ([`UNSURE_AFTER`]). Outside those every such tag switches the tokenizer as the scan does. The
-//! scan stops at `<plaintext>`, and leaves a page with a `<frameset>` as it is.
+//! After the first tag that opens a context in which a script or raw-text start tag may leave
+//! the tokenizer reading markup ([`UNSURE_AFTER`]), the scan leaves no attribute out, follows a
+//! script or raw-text element only if it holds no `<` (which ends the same either way), and
+//! stops at the first one that does or at `<![CDATA[`. Before it every such tag switches the
+//! tokenizer as the scan does. The scan stops at `<plaintext>`, and leaves a page with a
+//! `<frameset>` as it is.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -73,14 +74,15 @@ pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
         } else if rest.starts_with(b"</") {
             at = tag_end(b, name_end(b, lt + 2), &mut |_, _, _| {}).0;
         } else if rest.get(1).is_some_and(u8::is_ascii_alphabetic) {
-            let name_end = name_end(b, lt + 1);
-            let name = &html[lt + 1..name_end];
-            let (end, self_closing) = tag_end(b, name_end, &mut |name, whole, value| {
-                let name = &b[name];
-                let read = |names: &[&str]| names.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()));
+            let after_name = name_end(b, lt + 1);
+            let name = &html[lt + 1..after_name];
+            let (end, self_closing) = tag_end(b, after_name, &mut |attribute, whole, value| {
+                let attribute = &b[attribute];
+                let read = |names: &[&str]| names.iter().any(|n| attribute.eq_ignore_ascii_case(n.as_bytes()));
                 if !sure || read(READ_ATTRIBUTES) || read(TREE_ATTRIBUTES) {
-                } else if b[whole.start - 1].is_ascii_whitespace() {
-                    // The whole attribute, where no `/` before it would join the tag's end.
+                    return;
+                }
+                if b[whole.start - 1].is_ascii_whitespace() {
                     leave_out(whole);
                 } else if !value.is_empty() {
                     leave_out(value);
@@ -95,9 +97,8 @@ pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
             if !script && !RAW_TEXT.iter().any(|r| name.eq_ignore_ascii_case(r)) {
                 continue;
             }
-            // A raw-text element runs to its end tag, a script to the end the tokenizer finds.
-            // Where the scan is unsure the tokenizer reads it as text, it is followed only
-            // if it holds no `<`, which ends the same either way.
+            // A raw-text element runs to its end tag, a script to the end the tokenizer finds;
+            // where the scan is unsure the tokenizer switched, only up to an end tag before any `<`.
             let close = if !sure {
                 end_tag(b, at, name).filter(|&close| memchr(b'<', &b[at..close]).is_none())
             } else if script {
@@ -141,9 +142,19 @@ fn comment_end(b: &[u8], from: usize) -> usize {
     b.len()
 }
 
+/// Whether `c` ends a tag's name.
+fn ends_name(c: u8) -> bool {
+    c.is_ascii_whitespace() || c == b'/' || c == b'>'
+}
+
 /// The end of a tag name that starts at `from`.
 fn name_end(b: &[u8], from: usize) -> usize {
-    b[from..].iter().position(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>').map_or(b.len(), |i| from + i)
+    b[from..].iter().position(|&c| ends_name(c)).map_or(b.len(), |i| from + i)
+}
+
+/// Whether the tag name at `at` is `name` (in any case), ended as the tokenizer ends it.
+fn tag_named(b: &[u8], at: usize, name: &str) -> bool {
+    b.get(at..at + name.len()).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())) && b.get(at + name.len()).is_some_and(|&c| ends_name(c))
 }
 
 /// The end of a tag whose name ends at `from` (after its `>`), and whether it ended with `/>`:
@@ -195,15 +206,12 @@ fn tag_end(b: &[u8], from: usize, quoted: &mut impl FnMut(Range<usize>, Range<us
 
 /// Where a script whose body starts at `from` ends (its `</script`), as the tokenizer's script
 /// data states find it: after `<!--`, a `<script` in the body must be closed by a `</script`
-/// before the one that ends the script, until `-->`.
+/// before the one that ends the script, until `-->`. The character after a name that switches
+/// the state is consumed with it.
 fn script_end(b: &[u8], from: usize) -> Option<usize> {
     let close = end_tag(b, from, "script")?;
     let Some(open) = memchr::memmem::find(&b[from..close], b"<!--") else { return Some(close) };
-    let tag_named = |at: usize, name: &[u8]| {
-        b.get(at..at + name.len()).is_some_and(|n| n.eq_ignore_ascii_case(name))
-            && b.get(at + name.len()).is_some_and(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>')
-    };
-    // In the escaped states (after `<!--`), and how deep: 2 is double-escaped.
+    // 0 in script data, 1 escaped (after `<!--`), 2 double-escaped (after `<!--` and `<script`).
     let mut escaped = 1;
     let mut dashes = 2;
     let mut at = from + open + 4;
@@ -211,29 +219,24 @@ fn script_end(b: &[u8], from: usize) -> Option<usize> {
         match b[at] {
             b'-' => dashes += 1,
             b'>' if dashes >= 2 => escaped = 0,
-            b'<' if escaped == 0 => {
-                if b[at..].starts_with(b"<!--") {
-                    escaped = 1;
-                    dashes = 2;
-                    at += 4;
-                    continue;
-                }
-                if b.get(at + 1) == Some(&b'/') && tag_named(at + 2, b"script") {
-                    return Some(at);
-                }
-            }
-            b'<' if b.get(at + 1) == Some(&b'/') && tag_named(at + 2, b"script") => {
-                if escaped == 1 {
+            b'<' if b[at..].starts_with(b"</") && tag_named(b, at + 2, "script") => {
+                if escaped < 2 {
                     return Some(at);
                 }
                 escaped = 1;
-                at += 9;
+                at += "</script".len() + 1;
                 dashes = 0;
                 continue;
             }
-            b'<' if escaped == 1 && tag_named(at + 1, b"script") => {
+            b'<' if escaped == 0 && b[at..].starts_with(b"<!--") => {
+                escaped = 1;
+                dashes = 2;
+                at += "<!--".len();
+                continue;
+            }
+            b'<' if escaped == 1 && tag_named(b, at + 1, "script") => {
                 escaped = 2;
-                at += 8;
+                at += "<script".len() + 1;
                 dashes = 0;
                 continue;
             }
@@ -252,11 +255,7 @@ fn end_tag(b: &[u8], from: usize, name: &str) -> Option<usize> {
     let mut at = from;
     while let Some(i) = memchr(b'<', &b[at..]) {
         let lt = at + i;
-        let after = lt + 2 + name.len();
-        if b.get(lt + 1) == Some(&b'/')
-            && b.get(lt + 2..after).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
-            && b.get(after).is_some_and(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>')
-        {
+        if b.get(lt + 1) == Some(&b'/') && tag_named(b, lt + 2, name) {
             return Some(lt);
         }
         at = lt + 1;
