@@ -17,7 +17,7 @@ use crate::quality::{Doc, Filter, Verdict};
 use crate::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
 use crate::text::language::detect_language;
 use crate::text::sentences::{count_sentences, split_sentences};
-use crate::text::words::split_words;
+use crate::text::words::{is_space_token, split_words, tokens};
 
 fn tricky() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
@@ -29,8 +29,13 @@ fn tricky() -> impl Strategy<Value = String> {
     prop::collection::vec(pieces, 0..60).prop_map(|v| v.concat())
 }
 
+/// spaCy's words as `split_words` defines them, without its cut at spaces.
+fn words_of_tokens(text: &str) -> Vec<&str> {
+    tokens(text).into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
+}
+
 fn exercise(text: &str) {
-    let _ = split_words(text);
+    assert_eq!(split_words(text), words_of_tokens(text));
     let _ = count_sentences(text);
     let _ = split_sentences(text);
     let filters: Vec<Box<dyn Filter>> = vec![
@@ -82,6 +87,7 @@ fn exercise(text: &str) {
     // Shingles hashed in place equal the joined n-grams' hashes; signatures and bands are whole.
     let h = MinHasher::default();
     let words = split_words(&simple);
+    assert_eq!(words, words_of_tokens(&simple));
     let joined: Vec<u64> = words.windows(NGRAM).map(|g| xxh64(g.join(" ").as_bytes(), 0)).collect();
     assert_eq!(h.shingles(text), joined);
     if let Some(sig) = h.signature(text) {

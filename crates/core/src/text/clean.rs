@@ -146,52 +146,80 @@ pub fn mask_pii(text: &str) -> Cow<'_, str> {
 /// What may separate a number's decimal part: `[.,،٫⎖⎗⎘]` in datatrove's `NUMBERS_PATTERN`.
 const DECIMAL_SEPARATORS: [char; 7] = ['.', ',', '،', '٫', '⎖', '⎗', '⎘'];
 
-/// Collapses whitespace runs to one space and drops leading and trailing ones.
 /// The output of `simplify_text`'s pass: whitespace runs become one space between words, and
-/// none at the ends.
+/// none at the ends (a space is written when its run starts, and the last one taken back).
 struct Spaced {
     out: Vec<u8>,
-    pending: bool,
+    /// A space here would start no new run: the output is empty or ends in one.
+    after_space: bool,
 }
 
 impl Spaced {
-    /// A byte of a character that is neither whitespace nor punctuation.
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        if self.pending && !self.out.is_empty() {
+    fn space(&mut self) {
+        if !self.after_space {
             self.out.push(b' ');
+            self.after_space = true;
         }
-        self.pending = false;
-        self.out.push(b);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+        self.after_space = false;
     }
 
     fn push(&mut self, c: char) {
         if py::isspace(c) {
-            self.pending = true;
-        } else if c.is_ascii() {
-            self.byte(c as u8);
+            self.space();
         } else {
-            self.byte_run(c.encode_utf8(&mut [0; 4]).as_bytes());
+            self.bytes(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
     }
 
-    fn byte_run(&mut self, bytes: &[u8]) {
-        self.byte(bytes[0]);
-        self.out.extend_from_slice(&bytes[1..]);
+    /// Maps the ASCII bytes from `i` on through [`ASCII`] until a digit or a non-ASCII byte, and
+    /// returns where it stopped. The common case, so without a branch per byte: every byte is
+    /// written, and the write position moves on unless the byte is a space after a space.
+    fn ascii_run(&mut self, bytes: &[u8], mut i: usize) -> usize {
+        let rest = &bytes[i..];
+        // A byte of the run writes at most one byte.
+        self.out.reserve(rest.len());
+        let len = self.out.len();
+        let spare = self.out.spare_capacity_mut();
+        let (mut j, mut after_space) = (0, self.after_space);
+        for &b in rest {
+            let m = ASCII[usize::from(b)];
+            if m == STOP {
+                break;
+            }
+            spare[j].write(m);
+            let space = m == b' ';
+            j += usize::from(!(space && after_space));
+            after_space = space;
+            i += 1;
+        }
+        // SAFETY: the first `j` bytes of the spare capacity were written above.
+        unsafe { self.out.set_len(len + j) };
+        self.after_space = after_space;
+        i
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        if self.out.last() == Some(&b' ') {
+            self.out.pop();
+        }
+        self.out
     }
 }
 
-/// What `simplify_text` makes of an ASCII byte: a space (whitespace or punctuation), a digit
-/// (the start of a number), or the lowercased byte.
-const SPACE: u8 = 0;
-const DIGIT: u8 = 1;
-static ASCII: LazyLock<[u8; 128]> = LazyLock::new(|| {
+/// What `simplify_text` makes of a byte: a space (ASCII whitespace or punctuation), the
+/// lowercased byte, or STOP (a digit, which starts a number, or a byte of a non-ASCII character).
+const STOP: u8 = 0;
+static ASCII: LazyLock<[u8; 256]> = LazyLock::new(|| {
     std::array::from_fn(|b| {
         let c = (b as u8).to_ascii_lowercase();
-        if c.is_ascii_digit() {
-            DIGIT
+        if !c.is_ascii() || c.is_ascii_digit() {
+            STOP
         } else if py::isspace(char::from(c)) || charsets::is_punctuation(char::from(c)) {
-            SPACE
+            b' '
         } else {
             c
         }
@@ -200,11 +228,18 @@ static ASCII: LazyLock<[u8; 128]> = LazyLock::new(|| {
 
 /// The end of `\p{Nd}+(?:[separators]\p{Nd}+)?` starting at `at` (leftmost-first, greedy).
 fn number_end(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
     let digits = |mut j: usize| {
-        while let Some(c) = text[j..].chars().next().filter(|&c| py::is_decimal(c)) {
-            j += c.len_utf8();
+        loop {
+            match bytes.get(j) {
+                Some(b) if b.is_ascii_digit() => j += 1,
+                Some(b) if !b.is_ascii() => match text[j..].chars().next().filter(|&c| py::is_decimal(c)) {
+                    Some(c) => j += c.len_utf8(),
+                    None => break j,
+                },
+                _ => break j,
+            }
         }
-        j
     };
     let end = digits(at);
     match text[end..].chars().next().filter(|c| DECIMAL_SEPARATORS.contains(c)) {
@@ -226,36 +261,13 @@ pub fn simplify_text(text: &str) -> String {
     } else {
         text
     };
-    let mut spaced = Spaced { out: Vec::with_capacity(text.len()), pending: false };
+    let mut spaced = Spaced { out: Vec::with_capacity(text.len()), after_space: true };
     let (bytes, mut i) = (text.as_bytes(), 0);
-    // ASCII bytes (most of most text) go through one table lookup each.
     while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii() {
-            match ASCII[usize::from(b)] {
-                SPACE => {
-                    spaced.pending = true;
-                    i += 1;
-                }
-                DIGIT => {
-                    spaced.byte(b'0');
-                    i = number_end(text, i);
-                }
-                l => {
-                    spaced.byte(l);
-                    i += 1;
-                    // The bytes after it that stay as they are (lowercase letters, mostly) are
-                    // copied as one run.
-                    let run = bytes[i..].iter().position(|&c| !c.is_ascii() || ASCII[usize::from(c)] != c).unwrap_or(bytes.len() - i);
-                    spaced.out.extend_from_slice(&bytes[i..i + run]);
-                    i += run;
-                }
-            }
-            continue;
-        }
-        let Some(c) = text[i..].chars().next() else { break };
+        i = spaced.ascii_run(bytes, i);
+        let Some(c) = text.get(i..).and_then(|rest| rest.chars().next()) else { break };
         if py::is_decimal(c) {
-            spaced.byte(b'0');
+            spaced.bytes(b"0");
             i = number_end(text, i);
             continue;
         }
@@ -263,7 +275,7 @@ pub fn simplify_text(text: &str) -> String {
         c.to_lowercase().for_each(|l| spaced.push(if charsets::is_punctuation(l) { ' ' } else { l }));
     }
     // Only whole characters were pushed.
-    let spaced = String::from_utf8(spaced.out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let spaced = String::from_utf8(spaced.finish()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     if spaced.is_ascii() {
         return spaced;
     }

@@ -61,6 +61,7 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
                 continue;
             }
             assert!(tokens.len() > 1, "spaCy special case {key:?} is one token that splits: `apply_phrases` assumes none");
+            assert!(!tokens.iter().any(|t| is_space_token(t)), "spaCy special case {key:?} holds a whitespace token: `tokens_for_words` assumes none");
             if let Some(first) = tokens.first() {
                 phrases.entry(first.clone()).or_default().push((tokens, key.clone()));
             }
@@ -85,6 +86,7 @@ thread_local! {
 
 /// A 16-bit digest of a span's length and first, second and last bytes: where its bit in
 /// `Rules::special_bits` is.
+#[inline]
 fn filter_bit(s: &str) -> usize {
     let b = s.as_bytes();
     let at = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
@@ -149,6 +151,7 @@ impl Rules {
         !self.infix.find_iter(s).is_empty()
     }
 
+    #[inline]
     fn special(&self, s: &str, with_specials: bool) -> Option<&Vec<String>> {
         if !with_specials {
             return None;
@@ -392,14 +395,59 @@ pub fn tokens(text: &str) -> Vec<Range<usize>> {
     en.apply_phrases(text, tokens)
 }
 
+#[inline]
 pub fn is_space_token(token: &str) -> bool {
-    token.chars().all(isspace)
+    match token.as_bytes().first() {
+        Some(&b) if b.is_ascii() && !ascii_space(b) => false,
+        _ => token.chars().all(isspace),
+    }
 }
 
 /// The words of `text` as datatrove's spaCy English tokenizer gives them: spaCy's tokens with
 /// whitespace tokens removed.
 pub fn split_words(text: &str) -> Vec<&str> {
-    tokens(text).into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
+    let (tokens, touching) = tokens_for_words(text);
+    let tokens = if touching { EN.apply_phrases(text, tokens) } else { tokens };
+    tokens.into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
+}
+
+/// [`tokens`] before the phrase pass, for `split_words`, which drops whitespace tokens; and
+/// whether any two tokens touch (the phrase pass finds nothing otherwise). The text is cut at
+/// ASCII spaces first, and a piece of ASCII letters that is no special case is one token
+/// without the span machinery (most words of most text). A whitespace token matters to the
+/// phrase pass only as a stop between tokens (no phrase holds one, which `EN` checks), so where
+/// spaCy makes one (a whitespace run that is not one space) a stop is put instead: an empty
+/// piece (two spaces) puts one, other whitespace makes its own within its piece.
+fn tokens_for_words(text: &str) -> (Vec<Range<usize>>, bool) {
+    let en = &*EN;
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::with_capacity(text.len() / 5);
+    let mut touching = false;
+    SPAN_CACHE.with_borrow_mut(|cache| {
+        let mut start = 0;
+        while start < bytes.len() {
+            let mut end = start;
+            let mut letters = true;
+            while let Some(&b) = bytes.get(end).filter(|&&b| b != b' ') {
+                letters &= b.is_ascii_alphabetic();
+                end += 1;
+            }
+            let piece = &text[start..end];
+            if piece.is_empty() {
+                if start > 0 {
+                    tokens.push(start - 1..start);
+                }
+            } else if letters && en.special(piece, true).is_none() {
+                tokens.push(start..end);
+            } else {
+                let from = tokens.len();
+                each_span(piece, |r| en.cached_span(cache, text, start + r.start..start + r.end, &mut tokens));
+                touching |= tokens.len() > from + 1;
+            }
+            start = end + 1;
+        }
+    });
+    (tokens, touching)
 }
 
 #[cfg(test)]
@@ -440,6 +488,24 @@ mod tests {
                 EN.span(&s, 0..s.len(), &mut full, true);
                 prop_assert_eq!(quick, full);
             }
+        }
+    }
+
+    fn near_phrases() -> impl Strategy<Value = String> {
+        let keys: Vec<String> = EN.phrases.values().flatten().map(|(_, key)| key.clone()).chain(EN.specials.keys().take(200).cloned()).collect();
+        let bits = ["", " ", "  ", "\n", " \n", "\n ", "\t", "the", "a", "I", "0", ":", ")", "(", "'", ".", "-", ",", "\u{a0}"].map(String::from);
+        prop::collection::vec(prop_oneof![prop::sample::select(keys), prop::sample::select(bits.to_vec())], 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Cutting at spaces first changes no word, next to phrases and whitespace of every kind
+        /// (`the:) )` is `:` `)` `)`: the phrase `:))` is tried across the space and blocks `:)`).
+        #[test]
+        fn words_cut_at_spaces_are_spacys(text in near_phrases()) {
+            let words: Vec<&str> = super::tokens(&text).into_iter().map(|r| &text[r]).filter(|w| !super::is_space_token(w)).collect();
+            prop_assert_eq!(split_words(&text), words);
         }
     }
 
@@ -488,6 +554,9 @@ mod tests {
                 ":) (: ;) <3 C++ AT&T O'Neil 'quoted' don't.",
                 &[":)", "(:", ";)", "<3", "C++", "AT&T", "O'Neil", "'", "quoted", "'", "do", "n't", "."],
             ),
+            // A phrase tried across a space blocks a shorter one (`:))` against `:) )`).
+            ("the:) )", &["the", ":", ")", ")"]),
+            ("the:)  )", &["the", ":)", ")"]),
             ("", &[]),
             ("   ", &[]),
         ];

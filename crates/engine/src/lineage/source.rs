@@ -1,11 +1,15 @@
 //! Opening an input file as a stream of decompressed bytes, counting what was read.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use async_compression::tokio::bufread::{BzDecoder, GzipDecoder, XzDecoder, ZstdDecoder};
-use futures::TryStreamExt;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore};
 use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::io::StreamReader;
 
@@ -32,8 +36,12 @@ pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Optio
         .get_opts(&file.path()?, opts)
         .await
         .map_err(|e| TokqError::Io { uri: file.uri.clone(), cause: e.to_string() })?;
-    let raw = got
-        .into_stream()
+    let range = got.range.clone();
+    let chunks = match got.payload {
+        GetResultPayload::File(local, _) => local_chunks(local, range),
+        GetResultPayload::Stream(_) => got.into_stream(),
+    };
+    let raw = chunks
         .inspect_ok(move |chunk| {
             if count == Count::Read {
                 progress::add_bytes(chunk.len() as u64)
@@ -41,6 +49,32 @@ pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Optio
         })
         .map_err(std::io::Error::other);
     Ok(Box::pin(BufReader::with_capacity(READ_BUFFER, StreamReader::new(raw))))
+}
+
+/// A local file's bytes `range` in chunks of [`READ_BUFFER`], each read on the blocking pool.
+/// object_store reads 8 KiB per blocking task, so a 1 GB file was 125,000 hand-offs between
+/// threads: measurable on one core (a tenth of reading a 17 MB JSONL file).
+fn local_chunks(local: std::fs::File, range: Range<u64>) -> BoxStream<'static, object_store::Result<Bytes>> {
+    let end = range.end;
+    let chunk = move |mut local: std::fs::File, at: u64| -> std::io::Result<Option<(Bytes, (std::fs::File, u64))>> {
+        if at >= end {
+            return Ok(None);
+        }
+        local.seek(SeekFrom::Start(at))?;
+        let want = (end - at).min(READ_BUFFER as u64);
+        let mut bytes = Vec::with_capacity(want as usize);
+        (&mut local).take(want).read_to_end(&mut bytes)?;
+        if bytes.is_empty() {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, format!("the file ended at byte {at}, before {end}")));
+        }
+        let next = at + bytes.len() as u64;
+        Ok(Some((bytes.into(), (local, next))))
+    };
+    futures::stream::try_unfold((local, range.start), move |(local, at)| async move {
+        let read = tokio::task::spawn_blocking(move || chunk(local, at)).await.map_err(std::io::Error::other).and_then(|r| r);
+        read.map_err(|e| object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) })
+    })
+    .boxed()
 }
 
 /// Extensions of compressions tokq does not read, refused by name rather than read as text.
