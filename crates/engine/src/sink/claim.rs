@@ -6,7 +6,7 @@
 // parquet 59 deprecates ParquetObjectReader; DataFusion 55's own Parquet scan still builds on it.
 #![allow(deprecated)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use datafusion::error::{DataFusionError, Result};
@@ -43,20 +43,28 @@ pub struct Claim {
 
 /// Locks this process dropped without releasing them: their COPY was cancelled while the process
 /// lives on (Ctrl-C in `tokq.run` from Python drops the run). Their holder is this very process,
-/// which looks alive, so a rerun here takes them over by this mark instead of by [`gone`].
-static ABANDONED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// which looks alive, so a rerun here takes them over by this mark instead of by [`gone`]. With
+/// the mark, the deletion the drop started: a rerun waits for it, or it could delete the lock
+/// the rerun has just taken.
+static ABANDONED: Mutex<BTreeMap<String, Option<tokio::task::JoinHandle<()>>>> = Mutex::new(BTreeMap::new());
+
+fn abandoned_locks() -> std::sync::MutexGuard<'static, BTreeMap<String, Option<tokio::task::JoinHandle<()>>>> {
+    ABANDONED.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 impl Drop for Claim {
     fn drop(&mut self) {
         if self.released {
             return;
         }
-        ABANDONED.lock().unwrap_or_else(|p| p.into_inner()).insert(self.key());
         // Best effort, so that no lock is left behind if nothing reruns; a rerun does not rely on it.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let deletion = tokio::runtime::Handle::try_current().ok().map(|runtime| {
             let (store, lock) = (Arc::clone(&self.store), self.lock.clone());
-            runtime.spawn(async move { store.delete(&lock).await });
-        }
+            runtime.spawn(async move {
+                let _ = store.delete(&lock).await;
+            })
+        });
+        abandoned_locks().insert(self.key(), deletion);
     }
 }
 
@@ -67,6 +75,11 @@ impl Claim {
     pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
         let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false };
+        let deletion = abandoned_locks().get_mut(&claim.key()).and_then(Option::take);
+        if let Some(deletion) = deletion {
+            // Cancelled with its runtime or failed: the lock is then still there, and the mark takes it over.
+            let _ = deletion.await;
+        }
         if !claim.try_lock().await? {
             let holder = claim.holder().await;
             let ours_abandoned = holder.as_ref().is_none_or(|h| h.writer == *WRITER) && claim.abandoned();
@@ -95,7 +108,7 @@ impl Claim {
 
     /// Whether this process abandoned this lock; the mark is used once.
     fn abandoned(&self) -> bool {
-        ABANDONED.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key())
+        abandoned_locks().remove(&self.key()).is_some()
     }
 
     /// Creates the lock file if there is none.
