@@ -406,23 +406,38 @@ pub fn is_space_token(token: &str) -> bool {
 /// The words of `text` as datatrove's spaCy English tokenizer gives them: spaCy's tokens with
 /// whitespace tokens removed.
 pub fn split_words(text: &str) -> Vec<&str> {
-    let (tokens, touching) = tokens_for_words(text);
-    let tokens = if touching { EN.apply_phrases(text, tokens) } else { tokens };
-    tokens.into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
+    word_ranges(text).into_iter().map(|r| &text[r]).collect()
 }
 
-/// [`tokens`] before the phrase pass, for `split_words`, which drops whitespace tokens; and
-/// whether any two tokens touch (the phrase pass finds nothing otherwise). The text is cut at
-/// ASCII spaces first, and a piece of ASCII letters that is no special case is one token
-/// without the span machinery (most words of most text). A whitespace token matters to the
+/// [`split_words`] as byte ranges of `text`.
+pub fn word_ranges(text: &str) -> Vec<Range<usize>> {
+    let (tokens, found) = tokens_for_words(text);
+    let mut tokens = if found.touching { EN.apply_phrases(text, tokens) } else { tokens };
+    if found.spaces {
+        tokens.retain(|r| !is_space_token(&text[r.clone()]));
+    }
+    tokens
+}
+
+/// What [`tokens_for_words`] saw: whether any two tokens touch (the phrase pass finds nothing
+/// otherwise), and whether any token may be whitespace.
+#[derive(Default)]
+struct Found {
+    touching: bool,
+    spaces: bool,
+}
+
+/// [`tokens`] before the phrase pass, for `split_words`, which drops whitespace tokens. The
+/// text is cut at ASCII spaces first, and a piece of ASCII letters that is no special case is one
+/// token without the span machinery (most words of most text). A whitespace token matters to the
 /// phrase pass only as a stop between tokens (no phrase holds one, which `EN` checks), so where
 /// spaCy makes one (a whitespace run that is not one space) a stop is put instead: an empty
 /// piece (two spaces) puts one, other whitespace makes its own within its piece.
-fn tokens_for_words(text: &str) -> (Vec<Range<usize>>, bool) {
+fn tokens_for_words(text: &str) -> (Vec<Range<usize>>, Found) {
     let en = &*EN;
     let bytes = text.as_bytes();
     let mut tokens = Vec::with_capacity(text.len() / 5);
-    let mut touching = false;
+    let mut found = Found::default();
     SPAN_CACHE.with_borrow_mut(|cache| {
         let mut start = 0;
         while start < bytes.len() {
@@ -436,18 +451,20 @@ fn tokens_for_words(text: &str) -> (Vec<Range<usize>>, bool) {
             if piece.is_empty() {
                 if start > 0 {
                     tokens.push(start - 1..start);
+                    found.spaces = true;
                 }
             } else if letters && en.special(piece, true).is_none() {
                 tokens.push(start..end);
             } else {
                 let from = tokens.len();
                 each_span(piece, |r| en.cached_span(cache, text, start + r.start..start + r.end, &mut tokens));
-                touching |= tokens.len() > from + 1;
+                found.touching |= tokens.len() > from + 1;
+                found.spaces |= piece.bytes().any(|b| !b.is_ascii() || ascii_space(b));
             }
             start = end + 1;
         }
     });
-    (tokens, touching)
+    (tokens, found)
 }
 
 #[cfg(test)]
