@@ -71,7 +71,13 @@ fn local_chunks(local: std::fs::File, range: Range<u64>) -> BoxStream<'static, o
         Ok(Some((bytes.into(), (local, next))))
     };
     futures::stream::try_unfold((local, range.start), move |(local, at)| async move {
-        let read = tokio::task::spawn_blocking(move || chunk(local, at)).await.map_err(std::io::Error::other).and_then(|r| r);
+        // Without a runtime of this crate's tokio (tokq's functions registered in another
+        // program's DataFusion, through the FFI), the read runs where it is polled, as
+        // object_store's own `maybe_spawn_blocking` does.
+        let read = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => runtime.spawn_blocking(move || chunk(local, at)).await.map_err(std::io::Error::other).and_then(|r| r),
+            Err(_) => chunk(local, at),
+        };
         read.map_err(|e| object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) })
     })
     .boxed()
