@@ -128,6 +128,21 @@ pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) ->
 
 #[cfg(test)]
 mod tests {
+    use futures::TryStreamExt;
+
+    /// A range over several chunks, read where no tokio runtime is (tokq's functions in another
+    /// program's DataFusion): every byte of the range, in order.
+    #[test]
+    fn a_local_range_reads_without_a_tokio_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        let bytes: Vec<u8> = (0..3 * super::READ_BUFFER + 17).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let chunks = super::local_chunks(std::fs::File::open(&path).unwrap(), 5..bytes.len() as u64 - 3);
+        let got: Vec<bytes::Bytes> = futures::executor::block_on(chunks.try_collect()).unwrap();
+        assert_eq!(got.concat(), bytes[5..bytes.len() - 3]);
+    }
+
     #[test]
     fn compression_is_told_by_the_extension() {
         assert!(super::is_compressed("file:///a/b.jsonl.gz") && super::is_compressed("s3://b/x.jsonl.zst"));
