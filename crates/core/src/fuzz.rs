@@ -17,7 +17,7 @@ use crate::quality::{Doc, Filter, Verdict};
 use crate::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
 use crate::text::language::detect_language;
 use crate::text::sentences::{count_sentences, split_sentences};
-use crate::text::words::{is_space_token, split_words, tokens};
+use crate::text::words::{split_words, words_of_tokens};
 
 fn tricky() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
@@ -27,11 +27,6 @@ fn tricky() -> impl Strategy<Value = String> {
         "http://x.com/a?b=1", ":)", "(", ")", "n't", "ß", "İ", "Σ",
     ]);
     prop::collection::vec(pieces, 0..60).prop_map(|v| v.concat())
-}
-
-/// spaCy's words as `split_words` defines them, without its cut at spaces.
-fn words_of_tokens(text: &str) -> Vec<&str> {
-    tokens(text).into_iter().map(|r| &text[r]).filter(|w| !is_space_token(w)).collect()
 }
 
 fn exercise(text: &str) {

@@ -74,9 +74,12 @@ impl MinHasher {
 
 /// xxhash64 of each run of `n` words of the simplified text, joined by one space.
 pub fn shingles(text: &str, n: usize) -> Vec<u64> {
+    if n == 0 {
+        return Vec::new();
+    }
     let simple = simplify_text(text);
     let words = word_ranges(&simple);
-    if n == 0 || words.len() < n {
+    if words.len() < n {
         return Vec::new();
     }
     let bytes = simple.as_bytes();
@@ -269,19 +272,14 @@ mod tests {
         assert_eq!(portable, expected);
         // Every build of the loop this CPU can run, whichever `FOLD` chose.
         #[cfg(target_arch = "x86_64")]
-        for (features, fold) in [
-            ("avx2", fold_avx2 as unsafe fn(&mut [u64], &[u64], &[u64], &[u64])),
-            ("avx512f", fold_avx512),
-            ("avx512dq", fold_avx512dq),
+        for (features, runs, fold) in [
+            ("avx2", std::arch::is_x86_feature_detected!("avx2"), fold_avx2 as unsafe fn(&mut [u64], &[u64], &[u64], &[u64])),
+            ("avx512f", std::arch::is_x86_feature_detected!("avx512f"), fold_avx512),
+            ("avx512dq", std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq"), fold_avx512dq),
         ] {
-            let runs = match features {
-                "avx2" => std::arch::is_x86_feature_detected!("avx2"),
-                "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
-                _ => std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq"),
-            };
             if runs {
                 let mut mins = vec![u64::MAX; 13];
-                // SAFETY: the CPU has the features, checked just above.
+                // SAFETY: `runs`: the CPU has the features the variant is compiled for.
                 unsafe { fold(&mut mins, &h.perms.a, &h.perms.b, &shingles) };
                 assert_eq!(mins, expected, "{features}");
             }
