@@ -14,11 +14,18 @@ use rustc_hash::FxHashMap;
 /// use a heap, so a megabyte-long run of one character stays O(n log n).
 const SCAN_LIMIT: usize = 96;
 
+/// A pair that does not merge: its rank sorts after every real one.
+const NO_MERGE: (u32, u32) = (u32::MAX, 0);
+
 pub struct BpeModel {
     vocab: FxHashMap<Vec<u8>, u32>,
     byte_ids: [u32; 256],
     /// (left id, right id) -> (rank, merged id)
     merges: FxHashMap<u64, (u32, u32)>,
+    /// The merge of two single bytes, by `left << 8 | right`: a piece's first pairs are all of
+    /// this kind, and a 512 KiB array stays in the CPU's cache where the hash table (hundreds of
+    /// thousands of entries) does not.
+    byte_pairs: Box<[(u32, u32)]>,
     /// A piece that is itself a token is emitted whole (tiktoken always; HF with `ignore_merges`).
     whole_first: bool,
 }
@@ -70,7 +77,12 @@ impl BpeModel {
                 format!("byte 0x{byte:02x} has no token, so not every text can be encoded")
             })?;
         }
-        Ok(Self { vocab, byte_ids, merges, whole_first })
+        let mut byte_pairs = vec![NO_MERGE; 1 << 16].into_boxed_slice();
+        for (i, slot) in byte_pairs.iter_mut().enumerate() {
+            let (a, b) = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
+            *slot = merges.get(&pair(a, b)).copied().unwrap_or(NO_MERGE);
+        }
+        Ok(Self { vocab, byte_ids, merges, byte_pairs, whole_first })
     }
 
     /// The id of a piece that is one token, when this model emits such pieces whole.
@@ -99,36 +111,45 @@ impl BpeModel {
         }
     }
 
+    #[inline]
+    fn byte_pair(&self, a: u8, b: u8) -> (u32, u32) {
+        self.byte_pairs[(a as usize) << 8 | b as usize]
+    }
+
     /// Keeps each adjacent pair's (rank, merged id) in an array, so a merge looks up only the
-    /// two pairs it changes, and finding the next merge is a scan without hashing.
+    /// two pairs it changes, and finding the next merge is a scan without hashing. The arrays
+    /// close up after a merge with plain loops: they are short, and a `memmove` call per merge
+    /// cost more than the moves.
     fn merge_by_scan(&self, piece: &[u8], out: &mut Vec<u32>) {
-        const NONE: (u32, u32) = (u32::MAX, 0);
         let start = out.len();
         out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
         let symbols = &mut out[start..];
         let mut n = symbols.len();
-        let mut pairs = [NONE; SCAN_LIMIT];
-        for i in 0..n.saturating_sub(1) {
-            pairs[i] = self.merge_of(symbols[i], symbols[i + 1]).unwrap_or(NONE);
+        let mut pairs = [NO_MERGE; SCAN_LIMIT];
+        for (slot, w) in pairs.iter_mut().zip(piece.windows(2)) {
+            *slot = self.byte_pair(w[0], w[1]);
         }
         while n > 1 {
-            let (i, &(rank, id)) = pairs[..n - 1]
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, &(rank, _))| (rank, i))
-                .expect("n > 1");
+            let (mut i, mut rank) = (0, pairs[0].0);
+            for (j, &(r, _)) in pairs[1..n - 1].iter().enumerate() {
+                if r < rank {
+                    (i, rank) = (j + 1, r);
+                }
+            }
             if rank == u32::MAX {
                 break;
             }
-            symbols[i] = id;
-            symbols.copy_within(i + 2..n, i + 1);
-            pairs.copy_within(i + 1..n - 1, i);
+            symbols[i] = pairs[i].1;
+            for j in i + 1..n - 1 {
+                symbols[j] = symbols[j + 1];
+                pairs[j] = pairs[j + 1];
+            }
             n -= 1;
             if i > 0 {
-                pairs[i - 1] = self.merge_of(symbols[i - 1], symbols[i]).unwrap_or(NONE);
+                pairs[i - 1] = self.merge_of(symbols[i - 1], symbols[i]).unwrap_or(NO_MERGE);
             }
             if i + 1 < n {
-                pairs[i] = self.merge_of(symbols[i], symbols[i + 1]).unwrap_or(NONE);
+                pairs[i] = self.merge_of(symbols[i], symbols[i + 1]).unwrap_or(NO_MERGE);
             }
         }
         out.truncate(start + n);
@@ -149,8 +170,11 @@ impl BpeModel {
                 heap.push(Reverse((rank, i, id)));
             }
         };
-        for i in 0..n - 1 {
-            push(&mut heap, &ids, i, i + 1);
+        for (i, w) in piece.windows(2).enumerate() {
+            let (rank, id) = self.byte_pair(w[0], w[1]);
+            if rank != u32::MAX {
+                heap.push(Reverse((rank, i, id)));
+            }
         }
         while let Some(Reverse((rank, i, id))) = heap.pop() {
             let j = next[i];
