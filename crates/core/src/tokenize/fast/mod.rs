@@ -124,8 +124,7 @@ impl FastBpe {
         for piece in split::pieces(text, self.pattern) {
             let bytes = piece.as_bytes();
             let key = cache::hot_key(bytes);
-            if let Some(id) = key.and_then(|k| cache.hot(k)) {
-                out.push(id);
+            if key.is_some_and(|k| cache.hot(k, out)) {
                 continue;
             }
             let start = out.len();
@@ -135,8 +134,8 @@ impl FastBpe {
                 self.model.merge(bytes, out);
                 cache.insert(bytes, start, out);
             }
-            if let (Some(k), [id]) = (key, &out[start..]) {
-                cache.put_hot(k, *id);
+            if let Some(k) = key {
+                cache.put_hot(k, &out[start..]);
             }
         }
     }
