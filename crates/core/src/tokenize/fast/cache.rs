@@ -1,9 +1,8 @@
 //! A bounded pre-token -> ids cache, one per thread.
 //!
-//! In front sits a direct-mapped table for pieces of up to 15 bytes and up to 3 tokens (" the",
-//! ",", "\n\n", " information", and the short words of languages the vocabulary covers less
-//! well), keyed by the bytes packed into a u128: no hashing of a slice, no pointer chase, and
-//! small enough (16K slots, 512 KiB) to stay in the CPU's cache.
+//! In front sits a direct-mapped table for pieces of up to 7 bytes that are one token (" the",
+//! ",", "\n\n"), keyed by the bytes packed into a u64: no hashing of a slice, no pointer chase,
+//! and small enough (16K slots, 192 KiB) to stay in the CPU's cache.
 //!
 //! Most pre-tokens repeat (" the", " of", "\n\n"), so BPE runs only on a miss. Each thread owns
 //! its cache, so the hot path takes no contended lock. Memory is bounded with two generations of
@@ -25,42 +24,34 @@ pub const BUDGET_BYTES: usize = 8 << 20;
 
 const HOT_BITS: u32 = 14;
 
-/// Longest piece the front table holds.
-pub const HOT_MAX_BYTES: usize = 15;
-
-/// `piece` packed with its length into a u128, if it has at most [`HOT_MAX_BYTES`] (never 0).
+/// `piece` packed with its length into a u64, if it has at most 7 bytes (never 0).
 ///
 /// Built from two overlapping loads rather than a copy into a buffer: the copy is a `memcpy`
-/// call whose byte stores the following wide load must wait for (a store-forwarding stall),
-/// and this runs once per pre-token. The bytes sit in the low end, the length in the top byte.
+/// call whose byte stores the following 8-byte load must wait for (a store-forwarding stall),
+/// and this runs once per pre-token.
 #[inline(always)]
-pub fn hot_key(piece: &[u8]) -> Option<u128> {
+pub fn hot_key(piece: &[u8]) -> Option<u64> {
     let n = piece.len();
     let packed = match n {
-        1 => piece[0] as u128,
+        1 => piece[0] as u64,
         2..=3 => {
-            let (lo, hi) = (u16::from_le_bytes([piece[0], piece[1]]), u16::from_le_bytes([piece[n - 2], piece[n - 1]]));
-            lo as u128 | (hi as u128) << ((n - 2) * 8)
+            let lo = u16::from_le_bytes([piece[0], piece[1]]) as u64;
+            let hi = u16::from_le_bytes([piece[n - 2], piece[n - 1]]) as u64;
+            lo | hi << ((n - 2) * 8)
         }
         4..=7 => {
-            let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes"));
-            let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes"));
-            lo as u128 | (hi as u128) << ((n - 4) * 8)
-        }
-        8..=HOT_MAX_BYTES => {
-            let lo = u64::from_le_bytes(piece[..8].try_into().expect("8 bytes"));
-            let hi = u64::from_le_bytes(piece[n - 8..].try_into().expect("8 bytes"));
-            lo as u128 | (hi as u128) << ((n - 8) * 8)
+            let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes")) as u64;
+            let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes")) as u64;
+            lo | hi << ((n - 4) * 8)
         }
         _ => return None,
     };
-    Some(packed | (n as u128) << 120)
+    Some(packed | (n as u64) << 56)
 }
 
 #[inline(always)]
-fn hot_slot(key: u128) -> usize {
-    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HOT_BITS)) as usize
+fn hot_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HOT_BITS)) as usize
 }
 
 /// Where one entry's key and ids sit in a generation's arenas.
@@ -127,15 +118,9 @@ impl Generation {
     }
 }
 
-/// Most ids a front-table slot holds: short pieces of rare words are two or three tokens.
-pub const HOT_MAX_IDS: usize = 3;
-
-/// A front-table slot's ids: up to [`HOT_MAX_IDS`], their count last.
-type HotIds = [u32; HOT_MAX_IDS + 1];
-
 pub struct PieceCache {
-    hot_keys: Box<[u128]>,
-    hot_ids: Box<[HotIds]>,
+    hot_keys: Box<[u64]>,
+    hot_ids: Box<[u32]>,
     young: Generation,
     old: Generation,
     budget: usize,
@@ -147,10 +132,10 @@ pub struct PieceCache {
 impl PieceCache {
     pub fn new(budget: usize) -> Self {
         let hot = 1 << HOT_BITS;
-        let budget = budget.saturating_sub(hot * (size_of::<u128>() + size_of::<HotIds>()));
+        let budget = budget.saturating_sub(hot * (size_of::<u64>() + size_of::<u32>()));
         Self {
             hot_keys: vec![0; hot].into(),
-            hot_ids: vec![[0; HOT_MAX_IDS + 1]; hot].into(),
+            hot_ids: vec![0; hot].into(),
             young: Generation::with_budget(budget / 2),
             old: Generation::default(),
             budget,
@@ -160,30 +145,20 @@ impl PieceCache {
         }
     }
 
-    /// Appends the ids of a piece by its [`hot_key`] if the front table holds it; false if not.
+    /// The id of a one-token piece by its [`hot_key`], if the front table holds it.
     #[inline(always)]
-    pub fn hot(&mut self, key: u128, out: &mut Vec<u32>) -> bool {
+    pub fn hot(&mut self, key: u64) -> Option<u32> {
         let slot = hot_slot(key);
         let found = self.hot_keys[slot] == key;
-        if found {
-            let ids = &self.hot_ids[slot];
-            out.extend_from_slice(&ids[..ids[HOT_MAX_IDS] as usize]);
-            self.hits += 1;
-        }
-        found
+        self.hits += found as u64;
+        found.then(|| self.hot_ids[slot])
     }
 
-    /// Puts a piece's ids in the front table, if there are at most [`HOT_MAX_IDS`] of them.
     #[inline(always)]
-    pub fn put_hot(&mut self, key: u128, ids: &[u32]) {
-        if ids.len() > HOT_MAX_IDS {
-            return;
-        }
+    pub fn put_hot(&mut self, key: u64, id: u32) {
         let slot = hot_slot(key);
         self.hot_keys[slot] = key;
-        let entry = &mut self.hot_ids[slot];
-        entry[..ids.len()].copy_from_slice(ids);
-        entry[HOT_MAX_IDS] = ids.len() as u32;
+        self.hot_ids[slot] = id;
     }
 
     /// Appends the cached ids of `piece` to `out`; false on a miss.
@@ -234,7 +209,7 @@ impl PieceCache {
 
     /// Bytes held: the front table and both generations.
     pub fn bytes(&self) -> usize {
-        self.hot_keys.len() * (size_of::<u128>() + size_of::<HotIds>()) + self.young.bytes() + self.old.bytes()
+        self.hot_keys.len() * (size_of::<u64>() + size_of::<u32>()) + self.young.bytes() + self.old.bytes()
     }
 
     /// Entries held (an entry copied back from the old generation counts twice until turnover).
@@ -249,7 +224,7 @@ mod tests {
 
     #[test]
     fn stays_within_its_budget_and_keeps_what_is_in_use() {
-        let budget = 1 << 20;
+        let budget = 512 << 10;
         let mut c = PieceCache::new(budget);
         let mut out = vec![];
         for i in 0..100_000u32 {
@@ -270,15 +245,11 @@ mod tests {
 
     #[test]
     fn hot_keys_are_the_bytes_and_the_length() {
-        let text = b"abcdefghijklmno\xff\x00\x80";
-        for start in 0..3 {
-            for end in start + 1..=(start + HOT_MAX_BYTES).min(text.len()) {
-                let piece = &text[start..end];
-                let mut buf = [0u8; 16];
-                buf[..piece.len()].copy_from_slice(piece);
-                buf[15] = piece.len() as u8;
-                assert_eq!(hot_key(piece), Some(u128::from_le_bytes(buf)), "{piece:?}");
-            }
+        for piece in [&b"a"[..], b"ab", b"abc", b"abcd", b"abcde", b"abcdef", b"abcdefg", b"\xff\x00\x80"] {
+            let mut buf = [0u8; 8];
+            buf[..piece.len()].copy_from_slice(piece);
+            buf[7] = piece.len() as u8;
+            assert_eq!(hot_key(piece), Some(u64::from_le_bytes(buf)), "{piece:?}");
         }
     }
 
@@ -286,20 +257,12 @@ mod tests {
     fn hot_keys_tell_lengths_apart() {
         assert_ne!(hot_key(b"a"), hot_key(b"a\0"));
         assert_eq!(hot_key(b""), None);
-        assert_eq!(hot_key(b"0123456789abcdef"), None);
+        assert_eq!(hot_key(b"12345678"), None);
         let mut c = PieceCache::new(1 << 20);
-        let mut out = vec![];
         let k = hot_key(b" the").unwrap();
-        assert!(!c.hot(k, &mut out));
-        c.put_hot(k, &[279]);
-        assert!(c.hot(k, &mut out));
-        assert!(!c.hot(hot_key(b" thE").unwrap(), &mut out));
-        let k = hot_key(b" tokq").unwrap();
-        c.put_hot(k, &[311, 74, 80]);
-        assert!(c.hot(k, &mut out));
-        assert_eq!(out, [279, 311, 74, 80]);
-        let k = hot_key(b"abcdefghijklmno").unwrap();
-        c.put_hot(k, &[1, 2, 3, 4]);
-        assert!(!c.hot(k, &mut out), "more ids than a slot holds are not kept");
+        assert_eq!(c.hot(k), None);
+        c.put_hot(k, 279);
+        assert_eq!(c.hot(k), Some(279));
+        assert_eq!(c.hot(hot_key(b" thE").unwrap()), None);
     }
 }

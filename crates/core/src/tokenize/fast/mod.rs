@@ -124,7 +124,8 @@ impl FastBpe {
         for piece in split::pieces(text, self.pattern) {
             let bytes = piece.as_bytes();
             let key = cache::hot_key(bytes);
-            if key.is_some_and(|k| cache.hot(k, out)) {
+            if let Some(id) = key.and_then(|k| cache.hot(k)) {
+                out.push(id);
                 continue;
             }
             let start = out.len();
@@ -134,8 +135,8 @@ impl FastBpe {
                 self.model.merge(bytes, out);
                 cache.insert(bytes, start, out);
             }
-            if let Some(k) = key {
-                cache.put_hot(k, &out[start..]);
+            if let (Some(k), [id]) = (key, &out[start..]) {
+                cache.put_hot(k, *id);
             }
         }
     }
