@@ -46,7 +46,11 @@ fn builtin_bpe(which: Builtin) -> Result<(CoreBPE, &'static str), String> {
 /// and the special tokens sit above the first gap.
 pub fn builtin_table(which: Builtin) -> Result<(Ranks, FxHashMap<String, u32>, String), String> {
     let (bpe, sha) = builtin_bpe(which)?;
-    let ranks = (0u32..).map_while(|r| bpe.decode_bytes(&[r]).ok().map(|bytes| (bytes, r))).collect();
+    // Into a vector first, so that the map is allocated once at its size instead of growing
+    // through every power of two.
+    let tokens: Vec<Vec<u8>> = (0u32..).map_while(|r| bpe.decode_bytes(&[r]).ok()).collect();
+    let mut ranks = Ranks::with_capacity_and_hasher(tokens.len(), Default::default());
+    ranks.extend(tokens.into_iter().zip(0u32..));
     let named = bpe.special_tokens().into_iter().map(|t| (t.to_string(), bpe.encode_with_special_tokens(t)));
     let named = named.filter_map(|(t, ids)| <[u32; 1]>::try_from(ids).ok().map(|[id]| (t, id))).collect();
     Ok((ranks, named, sha.to_string()))
