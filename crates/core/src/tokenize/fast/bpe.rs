@@ -17,8 +17,80 @@ const SCAN_LIMIT: usize = 96;
 /// A pair that does not merge: its rank sorts after every real one.
 const NO_MERGE: (u32, u32) = (u32::MAX, 0);
 
+/// Longest token kept under a [`short_key`].
+pub const SHORT_MAX_BYTES: usize = 15;
+
+/// `piece` packed with its length into a u128, if it has 1 to [`SHORT_MAX_BYTES`] bytes: the
+/// bytes in the low end, the length in the top byte.
+///
+/// Built from two overlapping loads rather than a copy into a buffer: the copy is a `memcpy`
+/// call whose byte stores the following wide load must wait for (a store-forwarding stall),
+/// and this runs once per pre-token.
+#[inline(always)]
+pub fn short_key(piece: &[u8]) -> Option<u128> {
+    let n = piece.len();
+    let packed = match n {
+        1 => piece[0] as u128,
+        2..=3 => {
+            let (lo, hi) = (u16::from_le_bytes([piece[0], piece[1]]), u16::from_le_bytes([piece[n - 2], piece[n - 1]]));
+            lo as u128 | (hi as u128) << ((n - 2) * 8)
+        }
+        4..=7 => {
+            let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes"));
+            let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes"));
+            lo as u128 | (hi as u128) << ((n - 4) * 8)
+        }
+        8..=SHORT_MAX_BYTES => {
+            let lo = u64::from_le_bytes(piece[..8].try_into().expect("8 bytes"));
+            let hi = u64::from_le_bytes(piece[n - 8..].try_into().expect("8 bytes"));
+            lo as u128 | (hi as u128) << ((n - 8) * 8)
+        }
+        _ => return None,
+    };
+    Some(packed | (n as u128) << 120)
+}
+
+/// Token bytes -> id, split by length: tokens of up to [`SHORT_MAX_BYTES`] by their
+/// [`short_key`], so that a lookup is one probe with the key in the slot, where a byte-string
+/// key costs a pointer chase and a `memcmp`; the longer ones by their bytes.
+struct Vocab {
+    short: FxHashMap<u128, u32>,
+    long: FxHashMap<Vec<u8>, u32>,
+}
+
+impl Vocab {
+    fn new(tokens: FxHashMap<Vec<u8>, u32>) -> Self {
+        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
+        for (token, id) in tokens {
+            match short_key(&token) {
+                Some(key) => short.insert(key, id),
+                None => long.insert(token, id),
+            };
+        }
+        Self { short, long }
+    }
+
+    #[inline]
+    fn get(&self, bytes: &[u8]) -> Option<u32> {
+        match short_key(bytes) {
+            Some(key) => self.short.get(&key).copied(),
+            None => self.long.get(bytes).copied(),
+        }
+    }
+
+    /// Every token's bytes and id.
+    fn for_each(&self, mut f: impl FnMut(&[u8], u32)) {
+        for (&key, &id) in &self.short {
+            f(&key.to_le_bytes()[..(key >> 120) as usize], id);
+        }
+        for (token, &id) in &self.long {
+            f(token, id);
+        }
+    }
+}
+
 pub struct BpeModel {
-    vocab: FxHashMap<Vec<u8>, u32>,
+    vocab: Vocab,
     byte_ids: [u32; 256],
     /// (left id, right id) -> (rank, merged id)
     merges: FxHashMap<u64, (u32, u32)>,
@@ -38,18 +110,20 @@ fn pair(a: u32, b: u32) -> u64 {
 impl BpeModel {
     /// A tiktoken rank table: token bytes -> rank, which is also the id.
     pub fn from_ranks(ranks: FxHashMap<Vec<u8>, u32>) -> Result<Self, String> {
+        let vocab = Vocab::new(ranks);
         // Real tables have about 2.3 splits into two tokens per token (cl100k: 233k for 100k).
-        let mut merges = FxHashMap::with_capacity_and_hasher(ranks.len() * 5 / 2, Default::default());
-        for (token, &rank) in &ranks {
+        let tokens = vocab.short.len() + vocab.long.len();
+        let mut merges = FxHashMap::with_capacity_and_hasher(tokens * 5 / 2, Default::default());
+        vocab.for_each(|token, rank| {
             for k in 1..token.len() {
                 // The suffix is looked up only when the prefix is a token: most long prefixes are not.
-                let Some(&a) = ranks.get(&token[..k]) else { continue };
-                if let Some(&b) = ranks.get(&token[k..]) {
+                let Some(a) = vocab.get(&token[..k]) else { continue };
+                if let Some(b) = vocab.get(&token[k..]) {
                     merges.insert(pair(a, b), (rank, rank));
                 }
             }
-        }
-        Self::new(ranks, merges, true)
+        });
+        Self::new(vocab, merges, true)
     }
 
     /// A Hugging Face BPE: vocabulary and merges in priority order, both as raw bytes.
@@ -70,13 +144,13 @@ impl BpeModel {
             // Later duplicates win, as in the `tokenizers` crate's map.
             merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
         }
-        Self::new(vocab, merges, ignore_merges)
+        Self::new(Vocab::new(vocab), merges, ignore_merges)
     }
 
-    fn new(vocab: FxHashMap<Vec<u8>, u32>, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
+    fn new(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
         let mut byte_ids = [0u32; 256];
         for (byte, slot) in byte_ids.iter_mut().enumerate() {
-            *slot = *vocab.get([byte as u8].as_slice()).ok_or_else(|| {
+            *slot = vocab.get(&[byte as u8]).ok_or_else(|| {
                 format!("byte 0x{byte:02x} has no token, so not every text can be encoded")
             })?;
         }
@@ -95,7 +169,7 @@ impl BpeModel {
             return Some(self.byte_ids[piece[0] as usize]);
         }
         if self.whole_first {
-            return self.vocab.get(piece).copied();
+            return self.vocab.get(piece);
         }
         None
     }
@@ -238,6 +312,39 @@ mod tests {
         // "abca": ab(256) first, then "ab"+"c" -> abc(259); "bca" never forms.
         m.merge(b"abca", &mut out);
         assert_eq!(out, vec![259, b'a' as u32]);
+    }
+
+    #[test]
+    fn short_keys_are_the_bytes_and_the_length() {
+        let text = b"abcdefghijklmnop\xff\x00\x80";
+        for start in 0..4 {
+            for end in start + 1..=(start + SHORT_MAX_BYTES).min(text.len()) {
+                let piece = &text[start..end];
+                let mut buf = [0u8; 16];
+                buf[..piece.len()].copy_from_slice(piece);
+                buf[15] = piece.len() as u8;
+                assert_eq!(short_key(piece), Some(u128::from_le_bytes(buf)), "{piece:?}");
+            }
+        }
+        assert_eq!(short_key(b""), None);
+        assert_eq!(short_key(&text[..16]), None);
+    }
+
+    #[test]
+    fn the_vocabulary_gives_back_what_it_was_given() {
+        let tokens: FxHashMap<Vec<u8>, u32> =
+            [&b"a"[..], b"ab", b"abcdefghijklmno", b"abcdefghijklmnop", b"\x00\x00"].iter().zip(0..).map(|(t, i)| (t.to_vec(), i)).collect();
+        let vocab = Vocab::new(tokens.clone());
+        let mut back = FxHashMap::default();
+        vocab.for_each(|t, id| {
+            back.insert(t.to_vec(), id);
+        });
+        assert_eq!(back, tokens);
+        for (t, &id) in &tokens {
+            assert_eq!(vocab.get(t), Some(id));
+        }
+        assert_eq!(vocab.get(b"\x00"), None, "a prefix of a key is not a key");
+        assert_eq!(vocab.get(b"abcdefghijklmnopq"), None);
     }
 
     #[test]

@@ -25,28 +25,13 @@ pub const BUDGET_BYTES: usize = 8 << 20;
 const HOT_BITS: u32 = 14;
 
 /// `piece` packed with its length into a u64, if it has at most 7 bytes (never 0).
-///
-/// Built from two overlapping loads rather than a copy into a buffer: the copy is a `memcpy`
-/// call whose byte stores the following 8-byte load must wait for (a store-forwarding stall),
-/// and this runs once per pre-token.
 #[inline(always)]
 pub fn hot_key(piece: &[u8]) -> Option<u64> {
-    let n = piece.len();
-    let packed = match n {
-        1 => piece[0] as u64,
-        2..=3 => {
-            let lo = u16::from_le_bytes([piece[0], piece[1]]) as u64;
-            let hi = u16::from_le_bytes([piece[n - 2], piece[n - 1]]) as u64;
-            lo | hi << ((n - 2) * 8)
-        }
-        4..=7 => {
-            let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes")) as u64;
-            let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes")) as u64;
-            lo | hi << ((n - 4) * 8)
-        }
-        _ => return None,
-    };
-    Some(packed | (n as u64) << 56)
+    if piece.len() > 7 {
+        return None;
+    }
+    // Up to 7 bytes fill the low 56 bits of the short key; the length goes above them.
+    super::bpe::short_key(piece).map(|k| k as u64 | (piece.len() as u64) << 56)
 }
 
 #[inline(always)]
