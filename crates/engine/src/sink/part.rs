@@ -11,7 +11,8 @@ use datafusion::arrow::compute::kernels::boolean::not;
 use datafusion::arrow::compute::{cast, filter_record_batch, is_not_null, BatchCoalescer};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::file_options::parquet_writer::parse_compression_string;
-use datafusion::error::Result;
+use datafusion::common::runtime::SpawnedTask;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::file::metadata::KeyValue;
@@ -22,6 +23,7 @@ use object_store::buffered::BufWriter;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
 
 use super::{FileRecord, SinkOptions, TMP_SUFFIX};
 
@@ -125,9 +127,14 @@ pub struct Target {
     pub props: WriterProperties,
 }
 
+/// The file being written. Its Parquet writer runs as a task of its own, fed in order through a
+/// channel of one slice: encoding and compressing a slice (zstd is most of a write) overlaps with
+/// computing the next, so a plan that ends in one ordered stream (packing) keeps two cores busy.
+/// The bytes are the same: one writer takes the same slices in the same order.
 struct Open {
     tmp: Path,
-    writer: AsyncArrowWriter<HashingWriter>,
+    slices: mpsc::Sender<RecordBatch>,
+    writer: SpawnedTask<Result<HashingWriter>>,
     rows: u64,
     tokens: u64,
     padding: u64,
@@ -208,9 +215,21 @@ impl Part {
             if let Some(c) = self.reason_column {
                 count_reasons(chunk.column(c), &mut open.reasons)?;
             }
-            open.writer.write(&chunk).await?;
+            if open.slices.send(chunk).await.is_err() {
+                return Err(self.writer_error().await);
+            }
         }
         Ok(())
+    }
+
+    /// Why the writer task stopped before its channel closed: it does so only on an error.
+    async fn writer_error(&mut self) -> DataFusionError {
+        let Some(open) = self.open.take() else { return DataFusionError::Internal("no Parquet writer is open".into()) };
+        match open.writer.join_unwind().await {
+            Ok(Err(e)) => e,
+            Ok(Ok(_)) => DataFusionError::Internal("the Parquet writer stopped before its last slice".into()),
+            Err(e) => df(e),
+        }
     }
 
     fn start(&self) -> Result<Open> {
@@ -223,8 +242,17 @@ impl Part {
         let name = self.name.as_deref().unwrap_or("part");
         let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}-{seq}{TMP_SUFFIX}", std::process::id()).as_str());
         let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
-        let writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
-        Ok(Open { tmp, writer, rows: 0, tokens: 0, padding: 0, reasons: BTreeMap::new() })
+        let mut writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
+        let (slices, mut arriving) = mpsc::channel::<RecordBatch>(1);
+        // Dropping the task (a cancelled query) aborts it: the temporary file is never renamed.
+        let writer = SpawnedTask::spawn(async move {
+            while let Some(slice) = arriving.recv().await {
+                writer.write(&slice).await?;
+            }
+            writer.finish().await?;
+            Ok(writer.into_inner())
+        });
+        Ok(Open { tmp, slices, writer, rows: 0, tokens: 0, padding: 0, reasons: BTreeMap::new() })
     }
 
     /// Completes the file and renames it into place. A part that got no rows leaves nothing and
@@ -237,9 +265,10 @@ impl Part {
             None if keep_empty => self.start()?,
             None => return Ok(None),
         };
-        let Open { tmp, mut writer, rows, tokens, padding, reasons } = open;
-        writer.finish().await?;
-        let sink = writer.into_inner();
+        let Open { tmp, slices, writer, rows, tokens, padding, reasons } = open;
+        // The closed channel tells the writer that every slice is in.
+        drop(slices);
+        let sink = writer.join_unwind().await.map_err(df)??;
         let sha256 = hex::encode(sink.hash.finalize());
         let name = self.name.unwrap_or_else(|| format!("part-{}.parquet", &sha256[..16]));
         let path = self.target.dir.clone().join(name.as_str());
@@ -351,6 +380,52 @@ mod tests {
         assert_eq!(a.sha256, c.sha256);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert!(left.iter().all(|n| !n.ends_with(TMP_SUFFIX)), "{left:?}");
+    }
+
+    /// `n` rows of 4,096 ids that zstd cannot shrink: 16 KiB of Parquet per row.
+    fn noise(schema: &SchemaRef, seed: u64, n: usize) -> RecordBatch {
+        let mut ids = ListBuilder::new(UInt32Builder::new());
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        for _ in 0..n {
+            for _ in 0..4096 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ids.values().append_value(x as u32);
+            }
+            ids.append(true);
+        }
+        RecordBatch::try_new(Arc::clone(schema), vec![Arc::new(ids.finish())]).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_store_that_fails_fails_the_part_with_its_error() {
+        // The output folder is under a regular file, so the store cannot create the part: with
+        // 80 MiB to write, the writer task meets the error while slices are still coming (the store
+        // buffers 10 MiB before its first upload), and the next write returns that error.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), b"").unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "input_ids",
+            DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, true))),
+            true,
+        )]));
+        let target = Target {
+            store: Arc::new(LocalFileSystem::new()),
+            dir: Path::from_filesystem_path(dir.path()).unwrap().join("file").join("out"),
+            schema: Arc::clone(&schema),
+            props: WriterProperties::builder().set_max_row_group_row_count(Some(256)).build(),
+        };
+        let mut part = Part::new(&target, Some("p.parquet".into()));
+        let mut failed = None;
+        for k in 0..20 {
+            if let Err(e) = part.write(noise(&schema, k, 256)).await {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = failed.expect("a write fails before the last slice");
+        assert!(e.to_string().to_lowercase().contains("not a directory"), "{e}");
     }
 
     #[tokio::test]
