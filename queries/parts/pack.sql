@@ -14,8 +14,12 @@ PARAMETERS (
 -- make batches of ~100 MB, and the sort by lineage copies whole batches outside its memory pool.
 -- 1,024 rows per batch: on 1 GB of Wikipedia under --memory-limit 2G this statement's peak RSS
 -- fell from 2,470 to 1,368 MiB and its time from 34.5 to 29.4 s, with the same packed rows.
+-- 256: with --partitions 4 under --memory-limit 2G (pretrain.py's deduplicated 1 GB), 1,024 failed
+-- one run in three (the four sorts filled the pool and the merge above them could not take its
+-- next 40 MB batch); 256 passed 11 runs of 11 in the same time, peak RSS 1.6-1.8 GB against
+-- 1.8-2.0, the same packed rows.
 -- A SET lasts for the rest of the recipe.
-SET datafusion.execution.batch_size = 1024;
+SET datafusion.execution.batch_size = 256;
 
 CREATE VIEW tokenized AS
 SELECT doc_id, _source, _row, tokenize(text, '${tokenizer}', 'eos=${eos}') AS input_ids
