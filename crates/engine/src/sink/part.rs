@@ -133,8 +133,10 @@ pub struct Target {
 /// The bytes are the same: one writer takes the same slices in the same order.
 struct Open {
     tmp: Path,
-    slices: mpsc::Sender<RecordBatch>,
+    // Declared before `slices`, so dropped first: an open part dropped unfinished (a cancelled
+    // query) aborts its writer before the closed channel could tell it to finish the file.
     writer: SpawnedTask<Result<HashingWriter>>,
+    slices: mpsc::Sender<RecordBatch>,
     rows: u64,
     tokens: u64,
     padding: u64,
