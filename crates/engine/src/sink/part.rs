@@ -218,20 +218,15 @@ impl Part {
                 count_reasons(chunk.column(c), &mut open.reasons)?;
             }
             if open.slices.send(chunk).await.is_err() {
-                return Err(self.writer_error().await);
+                // The writer stops before its channel closes only on an error: that is the answer.
+                return Err(match open.writer.join_unwind_mut().await {
+                    Ok(Err(e)) => e,
+                    Ok(Ok(_)) => DataFusionError::Internal("the Parquet writer stopped before its last slice".into()),
+                    Err(e) => df(e),
+                });
             }
         }
         Ok(())
-    }
-
-    /// Why the writer task stopped before its channel closed: it does so only on an error.
-    async fn writer_error(&mut self) -> DataFusionError {
-        let Some(open) = self.open.take() else { return DataFusionError::Internal("no Parquet writer is open".into()) };
-        match open.writer.join_unwind().await {
-            Ok(Err(e)) => e,
-            Ok(Ok(_)) => DataFusionError::Internal("the Parquet writer stopped before its last slice".into()),
-            Err(e) => df(e),
-        }
     }
 
     fn start(&self) -> Result<Open> {
