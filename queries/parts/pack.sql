@@ -1,12 +1,13 @@
--- Part (INCLUDE it): tokenize the view ${docs} (doc_id, text, _source, _row) in lineage order and
--- pack the token ids into rows of exactly seq_len tokens, each document followed by eos.
+-- Part (INCLUDE it): tokenize the view ${docs} (doc_id, text, _source, _row) and pack each raw
+-- input file's token ids, in line order, into rows of exactly seq_len tokens, each document
+-- followed by eos.
 
 PARAMETERS (
   docs      name    DEFAULT docs,                   -- the view to pack: doc_id, text, _source, _row
   tokenizer text    DEFAULT 'tiktoken:cl100k_base', -- as tokenize() takes it: a tokenizer.json or tiktoken:NAME
   eos       text    DEFAULT '<|endoftext|>',        -- the token after each document: its string or id
   seq_len   integer DEFAULT 2048,                   -- tokens per packed row
-  pack      text    DEFAULT 'tail=drop',            -- pack_tokens options, such as tail=pad,pad=0
+  pack      text    DEFAULT 'tail=drop',            -- more pack_tokens options, such as tail=pad,pad=0
   output    path    DEFAULT 'out/packed/'
 );
 
@@ -23,8 +24,12 @@ SET datafusion.execution.batch_size = 256;
 
 CREATE VIEW tokenized AS
 SELECT doc_id, _source, _row, tokenize(text, '${tokenizer}', 'eos=${eos}') AS input_ids
-FROM ${docs}
-ORDER BY _source, _row;
+FROM ${docs};
 
-COPY (SELECT * FROM pack_tokens('tokenized', ${seq_len}, '${pack}'))
+-- by=source: each input file is a packing stream of its own, its documents in _row order and its
+-- last partial row dropped or padded as `pack` says. DataFusion hashes the documents by _source
+-- and sorts each partition, so all files pack in parallel (no single task packs every token of
+-- the corpus, as one ORDER BY over the view would make it), and the rows do not depend on
+-- --partitions or executors.
+COPY (SELECT * FROM pack_tokens('tokenized', ${seq_len}, 'by=source,${pack}'))
 TO '${output}' STORED AS PARQUET;

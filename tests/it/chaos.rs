@@ -21,11 +21,24 @@ fn dedup_args(input: &Path, dir: &Path) -> Vec<String> {
     args
 }
 
+type Rows = (Vec<String>, Vec<(String, (String, String))>);
+
 /// Kept doc ids and rejected (id, reason, representative), sorted.
-fn rows(dir: &Path) -> (Vec<String>, Vec<(String, (String, String))>) {
+fn rows(dir: &Path) -> Rows {
     let mut kept: Vec<String> = strings(&read_output(&dir.join("out")).batch, "doc_id").into_iter().flatten().collect();
     kept.sort();
     (kept, rejected(dir).into_iter().collect())
+}
+
+/// What a trial's rows lack and add against the local run's, a few of each, so that a failure
+/// says which rows went wrong (kept ids, then rejected rows with reason and representative).
+fn differences(got: &Rows, want: &Rows) -> String {
+    fn diff<T: Ord + std::fmt::Debug>(what: &str, got: &[T], want: &[T]) -> String {
+        let missing: Vec<_> = want.iter().filter(|w| got.binary_search(w).is_err()).collect();
+        let extra: Vec<_> = got.iter().filter(|g| want.binary_search(g).is_err()).collect();
+        format!("{what}: {} rows, {} locally; missing {} {:?}; extra {} {:?}", got.len(), want.len(), missing.len(), &missing[..missing.len().min(5)], extra.len(), &extra[..extra.len().min(5)])
+    }
+    format!("{}; {}", diff("kept", &got.0, &want.0), diff("rejected", &got.1, &want.1))
 }
 
 /// A small xorshift, seeded from the clock and printed, so a failing trial can be replayed.
@@ -83,7 +96,8 @@ fn killing_an_executor_at_a_random_moment_of_dedup_gives_the_local_rows() {
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
         assert!(status.success(), "trial {trial} (seed {seed}): failed after executor {victim} was killed at {at:?}: {err}\n{}", cluster.logs());
-        assert!(rows(&dir) == want, "trial {trial} (seed {seed}): rows differ from the local run after killing executor {victim} at {at:?}");
+        let got = rows(&dir);
+        assert!(got == want, "trial {trial} (seed {seed}): rows differ from the local run after killing executor {victim} at {at:?}: {}\n{}", differences(&got, &want), cluster.logs());
         let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(format!("{}.stats.json", dir.display())).unwrap()).unwrap();
         let resubmitted = stats["resubmitted"].as_array().map_or(0, Vec::len);
         report.push(format!(

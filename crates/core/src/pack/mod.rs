@@ -9,7 +9,7 @@
 pub mod options;
 pub mod pad;
 
-pub use options::{PackOptions, Tail};
+pub use options::{PackOptions, Streams, Tail};
 
 /// One finished row.
 #[derive(Debug, Clone, PartialEq, Eq)]

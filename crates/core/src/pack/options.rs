@@ -1,4 +1,4 @@
-//! `pack_tokens` options: `'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN,tokenizer=SPEC'`.
+//! `pack_tokens` options: `'eos=ID,tail=drop|pad,pad=ID,segment_ids=true,ids=COLUMN,by=partition|source,tokenizer=SPEC'`.
 //! `eos` and `pad` may be token strings (`eos=<|endoftext|>`), as in `tokenize`: they are looked up
 //! in the tokenizer that `tokenizer=` names, or else in the one the packed view tokenizes with.
 
@@ -6,7 +6,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::TokqError;
 
-/// What happens to the last, partial row of a partition.
+/// What one packing stream is: the rows of a stream never mix with another's, and each stream
+/// ends with its own partial row (dropped or padded, as [`Tail`] says).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Streams {
+    /// Each input partition, in its order (a view with ORDER BY is one partition).
+    #[default]
+    Partition,
+    /// Each input file (`_source`), its documents in `_row` order. The files pack in parallel, so a
+    /// cluster has no single packing task, and the rows do not depend on partitions or executors.
+    Source,
+}
+
+/// What happens to the last, partial row of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tail {
@@ -24,6 +37,9 @@ pub struct PackOptions {
     pub segment_ids: bool,
     /// The input column of token ids.
     pub ids_column: String,
+    /// What one stream is. Manifests written before this option have none: partitions.
+    #[serde(default)]
+    pub by: Streams,
 }
 
 fn arg(cause: String) -> TokqError {
@@ -64,6 +80,7 @@ impl PackOptions {
         let (mut tail, mut pad) = ("drop".to_string(), None);
         let mut segment_ids = false;
         let mut ids_column = "input_ids".to_string();
+        let mut by = Streams::Partition;
         let items = spec
             .split(',')
             .map(str::trim)
@@ -88,8 +105,15 @@ impl PackOptions {
                     })?
                 }
                 "ids" => ids_column = value.trim().to_string(),
+                "by" => {
+                    by = match value.trim().to_lowercase().as_str() {
+                        "partition" => Streams::Partition,
+                        "source" => Streams::Source,
+                        other => return Err(arg(format!("by must be partition or source, got '{other}'"))),
+                    }
+                }
                 other => {
-                    return Err(arg(format!("unknown option '{other}' (known: eos, tail, pad, segment_ids, ids, tokenizer)")))
+                    return Err(arg(format!("unknown option '{other}' (known: eos, tail, pad, segment_ids, ids, by, tokenizer)")))
                 }
             }
         }
@@ -104,6 +128,6 @@ impl PackOptions {
             }
             (other, _) => return Err(arg(format!("tail must be drop or pad, got '{other}'"))),
         };
-        Ok(Self { seq_len: seq_len as usize, eos, tail, segment_ids, ids_column })
+        Ok(Self { seq_len: seq_len as usize, eos, tail, segment_ids, ids_column, by })
     }
 }

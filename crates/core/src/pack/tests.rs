@@ -1,7 +1,7 @@
 use super::*;
 
 fn opts(seq_len: usize, eos: Option<u32>, tail: Tail) -> PackOptions {
-    PackOptions { seq_len, eos, tail, segment_ids: false, ids_column: "input_ids".into() }
+    PackOptions { seq_len, eos, tail, segment_ids: false, ids_column: "input_ids".into(), by: Streams::Partition }
 }
 
 fn pack(o: &PackOptions, docs: &[Vec<u32>]) -> (Vec<PackedRow>, PackCounts) {
@@ -115,11 +115,28 @@ fn pads_the_tail_and_skips_empty_documents() {
 }
 
 #[test]
+fn finishing_a_stream_ends_its_row_and_the_next_stream_starts_a_new_one() {
+    // Two sources packed as streams of their own: each tail is padded, no row mixes them.
+    let mut p = Packer::new(opts(4, Some(9), Tail::Pad(0)));
+    p.push(0, &[1, 2]);
+    p.push(1, &[3, 4]);
+    p.finish();
+    p.push(2, &[5]);
+    p.finish();
+    let rows = p.take_rows();
+    let got: Vec<_> = rows.iter().map(|r| (r.tokens.clone(), r.docs.clone(), r.first_offset)).collect();
+    assert_eq!(got, [(vec![1, 2, 9, 3], vec![0, 1], 0), (vec![4, 9, 0, 0], vec![1], 1), (vec![5, 9, 0, 0], vec![2], 0)]);
+    assert_eq!((p.counts().rows, p.counts().tokens, p.counts().padding_tokens), (3, 8, 4));
+}
+
+#[test]
 fn parses_options_and_rejects_bad_ones() {
     let o = PackOptions::parse(2048, "eos=50256, tail=pad, pad=0, segment_ids=true", &[]).unwrap();
     assert_eq!((o.eos, o.tail, o.segment_ids), (Some(50256), Tail::Pad(0), true));
     assert_eq!(PackOptions::parse(8, "", &[]).unwrap().tail, Tail::Drop);
-    for (len, bad) in [(0, ""), (8, "eos=-1"), (8, "eos=4294967296"), (8, "tail=pad"), (8, "pad=3"), (8, "tail=wrap"), (8, "frobnicate=1"), (8, "eos")] {
+    assert_eq!(PackOptions::parse(8, "", &[]).unwrap().by, Streams::Partition);
+    assert_eq!(PackOptions::parse(8, "by=source", &[]).unwrap().by, Streams::Source);
+    for (len, bad) in [(0, ""), (8, "eos=-1"), (8, "eos=4294967296"), (8, "tail=pad"), (8, "pad=3"), (8, "tail=wrap"), (8, "frobnicate=1"), (8, "eos"), (8, "by=file")] {
         assert!(PackOptions::parse(len, bad, &[]).is_err(), "{len} {bad}");
     }
 }

@@ -1,5 +1,8 @@
 //! `PackExec`: runs a [`Packer`] over each input partition, in the partition's order. Input
 //! batches stay alive only while an unfinished row still refers to one of their documents.
+//! With `by=source` it asks DataFusion for its input hashed by `_source` and sorted by
+//! (`_source`, `_row`) in each partition, and ends a stream wherever `_source` changes: every file
+//! packs on its own, all of them in parallel, and no partition count or executor changes a row.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -14,15 +17,18 @@ use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::compute::{cast, interleave};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::arrow::compute::SortOptions;
 use datafusion::common::{exec_err, plan_err, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::{Distribution, EquivalenceProperties, LexRequirement, OrderingRequirements, PhysicalExpr, PhysicalSortRequirement};
 use datafusion::physical_plan::execution_plan::{Boundedness, ChildrenPropertiesMode, EmissionType, ReplaceChildrenOptions};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, RecordBatchStream};
 use futures::{Stream, StreamExt};
 
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use tokq_core::pack::{PackCounts, PackOptions, PackedRow, Packer};
+use tokq_core::pack::{PackCounts, PackOptions, PackedRow, Packer, Streams};
+use crate::lineage::scan::{ROW_COLUMN, SOURCE_COLUMN};
 use tokq_udfs::tokenize::ids_type;
 
 pub const NAME: &str = "PackExec";
@@ -71,6 +77,8 @@ pub fn packed_schema(input: &Schema, opts: &PackOptions) -> Result<SchemaRef> {
 pub struct PackExec {
     input: Arc<dyn ExecutionPlan>,
     opts: PackOptions,
+    /// With `by=source`: the input's `_source` and `_row` columns.
+    lineage: Option<[Arc<Column>; 2]>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     /// The packing counts ([`PackCounts`]' fields), per partition.
@@ -103,13 +111,17 @@ pub fn pack_counts(plan: &Arc<dyn ExecutionPlan>) -> Option<PackCounts> {
 impl PackExec {
     pub fn try_new(input: Arc<dyn ExecutionPlan>, opts: PackOptions) -> Result<Self> {
         let schema = packed_schema(&input.schema(), &opts)?;
+        let lineage = match opts.by {
+            Streams::Partition => None,
+            Streams::Source => Some(lineage_columns(&input.schema())?),
+        };
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(Arc::clone(&schema)),
             Partitioning::UnknownPartitioning(input.properties().partitioning.partition_count()),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
-        Ok(Self { input, opts, schema, properties, metrics: ExecutionPlanMetricsSet::new() })
+        Ok(Self { input, opts, lineage, schema, properties, metrics: ExecutionPlanMetricsSet::new() })
     }
 
     pub fn options(&self) -> &PackOptions {
@@ -117,9 +129,28 @@ impl PackExec {
     }
 }
 
+/// The `_source` (Utf8) and `_row` (Int64) columns that `by=source` packs by.
+pub fn lineage_columns(input: &Schema) -> Result<[Arc<Column>; 2]> {
+    let column = |name: &str, t: DataType| match input.index_of(name) {
+        Ok(i) if input.field(i).data_type() == &t => Some(Arc::new(Column::new(name, i))),
+        _ => None,
+    };
+    match (column(SOURCE_COLUMN, DataType::Utf8), column(ROW_COLUMN, DataType::Int64)) {
+        (Some(source), Some(row)) => Ok([source, row]),
+        _ => plan_err!(
+            "pack_tokens: by=source needs the input's {SOURCE_COLUMN} (text) and {ROW_COLUMN} (integer) columns, \
+             as read_* adds them; keep them in the packed view"
+        ),
+    }
+}
+
 impl DisplayAs for PackExec {
     fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{NAME}: seq_len={}, eos={:?}, tail={:?}", self.opts.seq_len, self.opts.eos, self.opts.tail)
+        write!(f, "{NAME}: seq_len={}, eos={:?}, tail={:?}", self.opts.seq_len, self.opts.eos, self.opts.tail)?;
+        if self.lineage.is_some() {
+            write!(f, ", by=source")?;
+        }
+        Ok(())
     }
 }
 
@@ -140,9 +171,24 @@ impl ExecutionPlan for PackExec {
         vec![&self.input]
     }
 
-    // Packing follows the input's order: splitting or merging partitions would change the rows.
+    // Packing by partition follows the input's order: splitting or merging partitions would
+    // change the rows. Packing by source asks for its partitions below.
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
+        vec![self.lineage.is_some()]
+    }
+
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        match &self.lineage {
+            Some([source, _]) => vec![Distribution::KeyPartitioned(vec![Arc::clone(source) as Arc<dyn PhysicalExpr>])],
+            None => vec![Distribution::UnspecifiedDistribution],
+        }
+    }
+
+    fn required_input_ordering(&self) -> Vec<Option<OrderingRequirements>> {
+        let Some(lineage) = &self.lineage else { return vec![None] };
+        let ascending = SortOptions { descending: false, nulls_first: false };
+        let keys = lineage.iter().map(|c| PhysicalSortRequirement::new(Arc::clone(c) as Arc<dyn PhysicalExpr>, Some(ascending)));
+        vec![LexRequirement::new(keys).map(OrderingRequirements::new)]
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
@@ -186,6 +232,7 @@ impl ExecutionPlan for PackExec {
                 doc_columns,
                 held: VecDeque::new(),
                 next_doc: 0,
+                stream: self.lineage.as_ref().map(|[source, _]| (source.index(), None)),
                 counts,
             },
         }))
@@ -201,6 +248,9 @@ struct PackState {
     /// Input batches (their document columns only) with the number of their first document.
     held: VecDeque<(u64, RecordBatch)>,
     next_doc: u64,
+    /// With `by=source`: the `_source` column and the source being packed (None before the
+    /// first; a NULL source is one stream of its own).
+    stream: Option<(usize, Option<Option<String>>)>,
     /// Where the packer's counts go when it finishes.
     counts: [Count; 6],
 }
@@ -211,7 +261,16 @@ impl PackState {
         let ids = ids.as_list::<i32>();
         let values = ids.values().as_primitive::<UInt32Type>().values();
         let first = self.next_doc;
+        let sources = self.stream.as_ref().map(|(c, _)| batch.column(*c).as_string::<i32>());
         for (i, w) in ids.offsets().windows(2).enumerate() {
+            if let (Some(sources), Some((_, current))) = (sources, &mut self.stream) {
+                // A new file ends the stream of the one before: its partial row is dropped or padded.
+                let source = sources.is_valid(i).then(|| sources.value(i));
+                if current.as_ref().is_none_or(|c| c.as_deref() != source) {
+                    self.packer.finish();
+                    *current = Some(source.map(str::to_string));
+                }
+            }
             let tokens = if ids.is_null(i) { &[][..] } else { &values[w[0] as usize..w[1] as usize] };
             self.packer.push(first + i as u64, tokens);
         }
@@ -396,5 +455,77 @@ mod tests {
         assert_eq!(got, expected);
         assert_eq!(got[2].1, vec!["d"], "a row inside one long document from the second batch");
         assert!(got.iter().any(|r| r.1.first().map(String::as_str) == Some("d") && r.1.contains(&"e".to_string())), "{got:?}");
+    }
+
+    /// Packed rows as (tokens, the documents' sources and rows), sorted.
+    fn rows_of(out: &[RecordBatch]) -> Vec<(Vec<u32>, Vec<(String, i64)>)> {
+        let mut rows: Vec<_> = out
+            .iter()
+            .flat_map(|b| {
+                let ids = b.column_by_name("input_ids").unwrap().as_list::<i32>();
+                let (sources, lines) = (b.column_by_name(SOURCE_COLUMN).unwrap().as_list::<i32>(), b.column_by_name(ROW_COLUMN).unwrap().as_list::<i32>());
+                (0..b.num_rows())
+                    .map(|i| {
+                        let (s, r) = (sources.value(i), lines.value(i));
+                        let docs = s.as_string::<i32>().iter().zip(r.as_primitive::<datafusion::arrow::datatypes::Int64Type>().values()).map(|(s, &r)| (s.unwrap().to_string(), r));
+                        (ids.value(i).as_primitive::<UInt32Type>().values().to_vec(), docs.collect())
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    /// Documents of three files, spread over input partitions out of order: by=source packs each
+    /// file alone in `_row` order (its tail padded), and the rows are the same for any number of
+    /// partitions.
+    #[tokio::test]
+    async fn by_source_packs_each_file_alone_in_row_order_whatever_the_partitions() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(SOURCE_COLUMN, DataType::Utf8, false),
+            Field::new(ROW_COLUMN, DataType::Int64, false),
+            Field::new("input_ids", DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, true))), true),
+        ]));
+        // (source, row, tokens): file a has 3 documents, b 2, c 1.
+        let docs: Vec<(&str, i64, Vec<u32>)> = vec![
+            ("a", 0, vec![1, 2, 3]), ("a", 1, vec![4, 5]), ("a", 2, vec![6]),
+            ("b", 0, vec![7, 8, 9, 10, 11]), ("b", 1, vec![12]),
+            ("c", 0, vec![13, 14]),
+        ];
+        let batch = |picks: &[usize]| {
+            let mut ids = ListBuilder::new(UInt32Builder::new());
+            picks.iter().for_each(|&i| ids.append_value(docs[i].2.iter().map(|&x| Some(x))));
+            let sources = StringArray::from_iter_values(picks.iter().map(|&i| docs[i].0));
+            let rows = Int64Array::from_iter_values(picks.iter().map(|&i| docs[i].1));
+            RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(sources), Arc::new(rows), Arc::new(ids.finish())]).unwrap()
+        };
+        let partitions = vec![vec![batch(&[2, 5]), batch(&[3])], vec![batch(&[1, 4, 0])]];
+        let opts = "eos=0,tail=pad,pad=99,by=source";
+        let mut want = Vec::new();
+        let mut packer = Packer::new(PackOptions::parse(4, opts, &[]).unwrap());
+        for file in ["a", "b", "c"] {
+            let mine: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].0 == file).collect();
+            mine.iter().for_each(|&i| packer.push(i as u64, &docs[i].2));
+            packer.finish();
+        }
+        for r in packer.take_rows() {
+            want.push((r.tokens, r.docs.iter().map(|&d| (docs[d as usize].0.to_string(), docs[d as usize].1)).collect::<Vec<_>>()));
+        }
+        want.sort();
+        for target in [1, 2, 3] {
+            let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(target));
+            crate::register_all(&ctx);
+            ctx.register_table("v", Arc::new(MemTable::try_new(Arc::clone(&schema), partitions.clone()).unwrap())).unwrap();
+            let out = ctx.sql(&format!("SELECT * FROM pack_tokens('v', 4, '{opts}')")).await.unwrap().collect().await.unwrap();
+            assert_eq!(rows_of(&out), want, "{target} partitions");
+        }
+        // b's second row: the rest of its first document, its EOS, its second document, its EOS.
+        assert!(want.contains(&(vec![11, 0, 12, 0], vec![("b".into(), 0), ("b".into(), 1)])), "{want:?}");
+        let ctx = SessionContext::new();
+        crate::register_all(&ctx);
+        ctx.register_table("v", Arc::new(MemTable::try_new(Arc::new(Schema::new(vec![schema.field(2).clone()])), vec![vec![]]).unwrap())).unwrap();
+        let err = ctx.sql("SELECT * FROM pack_tokens('v', 4, 'by=source')").await.unwrap_err().to_string();
+        assert!(err.contains("by=source needs the input's _source (text) and _row (integer) columns"), "{err}");
     }
 }

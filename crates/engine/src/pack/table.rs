@@ -16,8 +16,8 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::exec::{packed_schema, PackExec};
-use tokq_core::pack::PackOptions;
+use super::exec::{lineage_columns, packed_schema, PackExec};
+use tokq_core::pack::{PackOptions, Streams};
 use tokq_udfs::args::literal_str;
 use crate::sink::commit::tokenizer_specs;
 use crate::store::block_on;
@@ -35,6 +35,9 @@ pub struct PackTable {
 impl PackTable {
     pub fn try_new(input: LogicalPlan, opts: PackOptions) -> Result<Self> {
         let schema = packed_schema(input.schema().as_arrow(), &opts)?;
+        if opts.by == Streams::Source {
+            lineage_columns(input.schema().as_arrow())?;
+        }
         Ok(Self { input, opts, schema })
     }
 
