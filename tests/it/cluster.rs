@@ -229,6 +229,14 @@ fn packing_on_a_two_executor_cluster_equals_the_local_run() {
     run_pack(&remote, &[&["--cluster", url.as_str()], &defaults[..]].concat());
     let (a, b) = (packed_rows(&read_output(&local).batch), packed_rows(&read_output(&remote).batch));
     assert_eq!(key(a), key(b), "the same rows as the local run with the default partitions");
+    // Packing by source: the executors hash the documents by file and pack each file alone.
+    let by_source = ["--partitions", "3", "--set", "seq_len=64", "--set", "pack=eos=100257,tail=pad,pad=0,by=source"];
+    let (local, remote) = (tmp.path().join("local-by-source"), tmp.path().join("remote-by-source"));
+    run_pack(&local, &by_source);
+    run_pack(&remote, &[&["--cluster", url.as_str()], &by_source[..]].concat());
+    let (a, b) = (packed_rows(&read_output(&local).batch), packed_rows(&read_output(&remote).batch));
+    assert_eq!(check_exact(&b, true), 200);
+    assert_eq!(key(a), key(b), "the same rows as the local run, packed by source");
 
     // Padded rows: the scalar functions on the executors give the local run's ids and masks.
     let padded = |dir: &std::path::Path| {

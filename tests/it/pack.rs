@@ -173,6 +173,43 @@ fn packing_is_deterministic_and_keeps_file_order() {
     }
 }
 
+/// `by=source` (as `queries/parts/pack.sql` packs): each input file packs alone, in line order,
+/// its tail padded, and the rows are the same for any number of partitions; on the two files of
+/// the sample (120 and 80 lines), read by one partition or spread over four.
+#[test]
+fn packing_by_source_gives_each_file_its_own_rows_whatever_the_partitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs: Vec<Vec<Packed>> = ["1", "2", "4"]
+        .iter()
+        .map(|p| {
+            let out = tmp.path().join(format!("p{p}"));
+            run_pack(&out, &["--partitions", p, "--set", "seq_len=64", "--set", "pack=eos=100257,tail=pad,pad=0,by=source"]);
+            let mut rows = packed_rows(&read_output(&out).batch);
+            // In each file's line order, as check_exact reads them.
+            rows.sort_by_key(|r| (r.docs[0].1.clone(), r.docs[0].2, r.first_offset));
+            rows
+        })
+        .collect();
+    assert!(runs.iter().all(|r| r == &runs[0]), "the same rows at 1, 2 and 4 partitions");
+    assert_eq!(check_exact(&runs[0], true), 200);
+    let mut per_file: BTreeMap<&str, Vec<&Packed>> = BTreeMap::new();
+    for r in &runs[0] {
+        let source = r.docs[0].1.as_str();
+        assert!(r.docs.iter().all(|d| d.1 == source), "a row holds one file's documents: {:?}", r.docs);
+        per_file.entry(source).or_default().push(r);
+    }
+    assert_eq!(per_file.len(), 2);
+    for rows in per_file.values() {
+        // One padded tail per file; in line order, each row starts where the one before ended.
+        assert_eq!(rows.iter().filter(|r| r.n_tokens < 64).count(), 1);
+        for w in rows.windows(2) {
+            let (last, next) = (w[0].docs.last().unwrap(), &w[1].docs[0]);
+            let continues = next.2 == last.2 && w[1].first_offset > 0;
+            assert!(continues || next.2 > last.2 && w[1].first_offset == 0, "{last:?} then {next:?}");
+        }
+    }
+}
+
 #[test]
 fn padded_rows_report_their_padding() {
     let tmp = tempfile::tempdir().unwrap();

@@ -218,7 +218,10 @@ fn the_pretrain_recipe_from_parts_accounts_for_every_document_at_every_stage() {
     let mut kept = BTreeSet::new();
     for i in 0..docs.len() {
         kept.extend(docs.value(i).as_string::<i32>().iter().map(|x| x.unwrap().to_string()));
-        assert!(sources.value(i).as_string::<i32>().iter().all(|s| s.unwrap().contains("/queries/data/sample")), "lineage points at the raw input");
+        let row_sources = sources.value(i);
+        let row_sources: Vec<&str> = row_sources.as_string::<i32>().iter().map(Option::unwrap).collect();
+        assert!(row_sources.iter().all(|s| s.contains("/queries/data/sample")), "lineage points at the raw input");
+        assert!(row_sources.iter().all(|s| s == &row_sources[0]), "each input file packs alone: {row_sources:?}");
     }
     assert!(kept.is_disjoint(&quality) && kept.is_disjoint(&dups) && quality.is_disjoint(&dups));
     assert_eq!(kept.len() + quality.len() + dups.len(), 200);

@@ -90,13 +90,15 @@ pub fn table_functions() -> Vec<TableFunction> {
                 "Padding-free sequence packing: the token lists of a table or view, each followed by an optional EOS, \
                  are concatenated in the view's order and cut into rows of exactly seq_len tokens. Each row records \
                  which documents it holds (doc_ids), where each starts (doc_offsets) and where the first one begins \
-                 (first_offset), so every token traces back to its source. tail=drop drops the last partial row, \
+                 (first_offset), so every token traces back to its source. Each input partition is one stream \
+                 (a view with ORDER BY is one partition); by=source makes each input file (_source) a stream of its \
+                 own, in _row order, and packs the files in parallel. tail=drop drops a stream's last partial row, \
                  tail=pad pads it.",
                 pack::table::USAGE,
             )
             .with_argument("view", "The name of a table or view with a list-of-ids column (input_ids unless ids= names another).")
             .with_argument("seq_len", "Constant row length, 1 to 2^31-1.")
-            .with_argument("options", "Optional constant 'key=value' list: eos, tail, pad, segment_ids, ids, tokenizer. eos and pad take an id or a token string (eos=<|endoftext|>), looked up in tokenizer=SPEC or else in the one tokenizer the view calls tokenize() with.")
+            .with_argument("options", "Optional constant 'key=value' list: eos, tail, pad, segment_ids, ids, by, tokenizer. eos and pad take an id or a token string (eos=<|endoftext|>), looked up in tokenizer=SPEC or else in the one tokenizer the view calls tokenize() with.")
             .with_sql_example("```sql\nCREATE VIEW docs AS SELECT tokenize(text, 'tiktoken:cl100k_base') AS input_ids FROM read_jsonl('corpus/');\nSELECT * FROM pack_tokens('docs', 2048, 'eos=100257');\n```")
             .build(),
             function: Arc::new(pack::table::PackTokens),

@@ -81,7 +81,7 @@ impl TableProvider for PackTable {
 }
 
 /// The call, as errors and the reference show it.
-pub const USAGE: &str = "pack_tokens('view', seq_len [, 'eos=ID|TOKEN,tail=drop|pad,pad=ID|TOKEN,segment_ids=true,ids=COLUMN,tokenizer=SPEC'])";
+pub const USAGE: &str = "pack_tokens('view', seq_len [, 'eos=ID|TOKEN,tail=drop|pad,pad=ID|TOKEN,segment_ids=true,ids=COLUMN,by=partition|source,tokenizer=SPEC'])";
 
 #[derive(Debug, Default)]
 pub struct PackTokens;
