@@ -171,10 +171,10 @@ impl ExecutionPlan for PackExec {
         vec![&self.input]
     }
 
-    // Packing by partition follows the input's order: splitting or merging partitions would
-    // change the rows. Packing by source asks for its partitions below.
+    // Packing follows the input's order: splitting or merging partitions would change the rows
+    // (packing by source asks for its own partitions below).
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![self.lineage.is_some()]
+        vec![false]
     }
 
     fn required_input_distribution(&self) -> Vec<Distribution> {
@@ -248,9 +248,9 @@ struct PackState {
     /// Input batches (their document columns only) with the number of their first document.
     held: VecDeque<(u64, RecordBatch)>,
     next_doc: u64,
-    /// With `by=source`: the `_source` column and the source being packed (None before the
-    /// first; a NULL source is one stream of its own).
-    stream: Option<(usize, Option<Option<String>>)>,
+    /// With `by=source`: the `_source` column and the source being packed (a NULL source is one
+    /// stream of its own; before the first document there is nothing to end, so any start works).
+    stream: Option<(usize, Option<String>)>,
     /// Where the packer's counts go when it finishes.
     counts: [Count; 6],
 }
@@ -266,9 +266,9 @@ impl PackState {
             if let (Some(sources), Some((_, current))) = (sources, &mut self.stream) {
                 // A new file ends the stream of the one before: its partial row is dropped or padded.
                 let source = sources.is_valid(i).then(|| sources.value(i));
-                if current.as_ref().is_none_or(|c| c.as_deref() != source) {
+                if current.as_deref() != source {
                     self.packer.finish();
-                    *current = Some(source.map(str::to_string));
+                    *current = source.map(str::to_string);
                 }
             }
             let tokens = if ids.is_null(i) { &[][..] } else { &values[w[0] as usize..w[1] as usize] };
