@@ -185,8 +185,10 @@ impl Spaced {
         let len = self.out.len();
         let spare = self.out.spare_capacity_mut();
         let (mut j, mut after_space) = (0, self.after_space);
+        // Dereferenced once: through the LazyLock, each byte would check its state.
+        let table: &[u8; 256] = &ASCII;
         for &b in rest {
-            let m = ASCII[usize::from(b)];
+            let m = table[usize::from(b)];
             if m == STOP {
                 break;
             }

@@ -5,6 +5,7 @@ pub mod affix;
 pub mod charsets;
 pub mod clean;
 pub mod language;
+mod pieces;
 pub mod py;
 pub mod sentences;
 pub mod words;

@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use fancy_regex::Regex;
 
 use super::affix::Alternation;
+use super::pieces::for_each_piece;
 use super::py::isspace;
 
 struct Rules {
@@ -442,34 +443,25 @@ struct Found {
 /// piece (two spaces) puts one, other whitespace makes its own within its piece.
 fn tokens_for_words(text: &str) -> (Vec<Range<usize>>, Found) {
     let en = &*EN;
-    let bytes = text.as_bytes();
     let mut tokens = Vec::with_capacity(text.len() / 5);
     let mut found = Found::default();
     SPAN_CACHE.with_borrow_mut(|cache| {
-        let mut start = 0;
-        while start < bytes.len() {
-            let mut end = start;
-            let mut letters = true;
-            while let Some(&b) = bytes.get(end).filter(|&&b| b != b' ') {
-                letters &= b.is_ascii_alphabetic();
-                end += 1;
-            }
-            let piece = &text[start..end];
+        for_each_piece(text.as_bytes(), |r, letters| {
+            let piece = &text[r.clone()];
             if piece.is_empty() {
-                if start > 0 {
-                    tokens.push(start - 1..start);
+                if r.start > 0 {
+                    tokens.push(r.start - 1..r.start);
                     found.spaces = true;
                 }
             } else if letters && en.special(piece, true).is_none() {
-                tokens.push(start..end);
+                tokens.push(r);
             } else {
                 let from = tokens.len();
-                each_span(piece, |r| en.cached_span(cache, text, start + r.start..start + r.end, &mut tokens));
+                each_span(piece, |s| en.cached_span(cache, text, r.start + s.start..r.start + s.end, &mut tokens));
                 found.touching |= tokens.len() > from + 1;
                 found.spaces |= piece.bytes().any(|b| !b.is_ascii() || ascii_space(b));
             }
-            start = end + 1;
-        }
+        });
     });
     (tokens, found)
 }
