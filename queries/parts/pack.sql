@@ -12,13 +12,13 @@ PARAMETERS (
 );
 
 -- A row here holds a whole document's token ids (thousands), so DataFusion's 8,192 rows per batch
--- make batches of ~100 MB, and the sort by lineage copies whole batches outside its memory pool.
--- 1,024 rows per batch: on 1 GB of Wikipedia under --memory-limit 2G this statement's peak RSS
--- fell from 2,470 to 1,368 MiB and its time from 34.5 to 29.4 s, with the same packed rows.
--- 256: with --partitions 4 under --memory-limit 2G (pretrain.py's deduplicated 1 GB), 1,024 failed
--- one run in three (the four sorts filled the pool and the merge above them could not take its
--- next 40 MB batch); 256 passed 11 runs of 11 in the same time, peak RSS 1.6-1.8 GB against
--- 1.8-2.0, the same packed rows.
+-- make batches of ~100 MB, and the sorts by lineage that packing by source asks for (below) copy
+-- whole batches outside the memory pool. Measured when one ORDER BY over the view fed the packer
+-- (1 GB of Wikipedia, --memory-limit 2G, the same packed rows each time): 1,024 rows per batch
+-- took peak RSS from 2,470 to 1,368 MiB and time from 34.5 to 29.4 s; with --partitions 4, 1,024
+-- failed one run in three (the four sorts filled the pool before the merge above them took its
+-- next 40 MB batch) where 256 passed 11 of 11, peak RSS 1.6-1.8 GB. Packing by source has the
+-- per-partition sorts without that merge; 256 stays (its peak: 1,747 MiB, docs/evidence.md).
 -- A SET lasts for the rest of the recipe.
 SET datafusion.execution.batch_size = 256;
 
