@@ -7,9 +7,9 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
-use xxhash_rust::xxh64::xxh64;
 
 use super::permutations::{Permutations, PRIME};
+use super::xxh64::{xxh64_span, PAD};
 use crate::error::TokqError;
 use crate::text::clean::simplify_text;
 use crate::text::words::word_ranges;
@@ -82,7 +82,8 @@ pub fn shingles(text: &str, n: usize) -> Vec<u64> {
     if words.len() < n {
         return Vec::new();
     }
-    let bytes = simple.as_bytes();
+    let mut bytes = simple.into_bytes();
+    bytes.resize(bytes.len() + PAD, 0);
     // breaks[k]: word boundaries before k that are not exactly one space. A run of words with no
     // break inside is already its joined n-gram in the text, and is hashed in place.
     let mut breaks = Vec::with_capacity(words.len());
@@ -97,7 +98,7 @@ pub fn shingles(text: &str, n: usize) -> Vec<u64> {
     (0..=words.len() - n)
         .map(|i| {
             if breaks[i + n - 1] == breaks[i] {
-                return xxh64(&bytes[words[i].start..words[i + n - 1].end], 0);
+                return xxh64_span(&bytes, words[i].start..words[i + n - 1].end);
             }
             buf.clear();
             for (k, w) in words[i..i + n].iter().enumerate() {
@@ -106,7 +107,9 @@ pub fn shingles(text: &str, n: usize) -> Vec<u64> {
                 }
                 buf.extend_from_slice(&bytes[w.clone()]);
             }
-            xxh64(&buf, 0)
+            let len = buf.len();
+            buf.resize(len + PAD, 0);
+            xxh64_span(&buf, 0..len)
         })
         .collect()
 }

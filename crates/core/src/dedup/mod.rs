@@ -5,3 +5,4 @@
 pub mod hash;
 pub mod minhash;
 pub mod permutations;
+mod xxh64;
