@@ -40,8 +40,8 @@ pub fn for_each_piece(bytes: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
 /// Bit `i` of the first mask: `chunk[i]` is an ASCII space; of the second: it is neither a space
 /// nor an ASCII letter. Bits past the chunk's end are 0.
 fn masks(chunk: &[u8]) -> (u64, u64) {
-    if chunk.len() == BLOCK {
-        return masks_of(chunk.try_into().unwrap_or(&[b'a'; BLOCK]));
+    if let Ok(block) = <&[u8; BLOCK]>::try_from(chunk) {
+        return masks_of(block);
     }
     // A letter is neither a space nor another byte: the padding sets no bit.
     let mut block = [b'a'; BLOCK];
