@@ -160,3 +160,29 @@ def test_the_tokq_command_comes_with_the_package(tmp_path):
     bad = subprocess.run([cmd, "run", str(tmp_path / "missing.sql")], capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("tokq: cannot read recipe")
     assert subprocess.run([cmd, "--version"], capture_output=True, text=True, check=True).stdout.startswith("tokq ")
+
+
+COUNT = """COPY (SELECT id, text, _source, _row FROM read_jsonl('${input}')) TO '${out}' STORED AS PARQUET;
+"""
+
+
+def test_two_runs_at_once_in_one_process_each_count_their_own_reads(tmp_path):
+    small = write_docs(tmp_path / "small", files=1, docs=300)
+    large = write_docs(tmp_path / "large", files=3, docs=2000)
+    recipe = tmp_path / "count.sql"
+    recipe.write_text(COUNT)
+    results: dict[str, dict] = {}
+
+    def run(name: str, docs: pathlib.Path) -> None:
+        results[name] = tokq.run(recipe, {"input": f"{docs}/*.jsonl", "out": tmp_path / f"out-{name}/"}, partitions=2, progress=False)
+
+    threads = [threading.Thread(target=run, args=(n, d)) for n, d in (("small", small), ("large", large))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name, docs, rows in (("small", small, 300), ("large", large, 6000)):
+        stats = results[name]
+        size = sum(f.stat().st_size for f in docs.glob("*.jsonl"))
+        assert (stats["rows_read"], stats["documents_read"], stats["bytes_read"]) == (rows, rows, size), (name, stats)
+        assert sum(s["rows"] for s in stats["sources"].values()) == rows

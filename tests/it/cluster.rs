@@ -330,6 +330,9 @@ fn the_pieces_of_one_file_on_a_cluster_give_the_local_runs_files() {
     let stats = job.run(&["--cluster", &cluster.url(), "--partitions", "4"], &[]);
     assert_same_files(&job.snapshot(), &local, "the cluster's files of the pieces differ from the local run's");
     assert_eq!(stats["outputs"][0]["writers"].as_object().unwrap().len(), 2, "both executors read pieces: {stats}");
+    // The executors' reads come back with the files they wrote.
+    assert_eq!((stats["documents_read"].as_u64(), stats["rows_read"].as_u64()), (Some(2000), Some(2000)), "{stats}");
+    assert_eq!(stats["accounting"][0]["input_rows"].as_u64(), Some(2000), "{stats}");
 }
 
 #[test]

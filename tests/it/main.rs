@@ -4,6 +4,7 @@ mod bad_input;
 mod claims;
 mod classify;
 mod common;
+mod counters;
 mod dedup;
 mod durability;
 mod filters;

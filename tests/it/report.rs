@@ -44,6 +44,8 @@ fn the_report_of_the_pretrain_run_shows_every_section_and_renders_in_chromium() 
         "Duplicate clusters by size",
         "Tokens per row",
         "queries/parts/dedup.sql:",
+        "<th>cores busy</th>",
+        "<svg class=cores",
     ] {
         assert!(html.contains(want), "the page lacks {want:?}");
     }

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionConfig;
 use tokq_engine::recipe::{ParamType, Recipe};
 use tokq_engine::results::ResultFormat;
-use tokq_engine::runner::{Runner, StatementError};
 use tokq_engine::stats::{NoProgress, Progress};
-use tokq_engine::RunStats;
-use tokq_engine::session::{local_context, with_tokq};
+use tokq_engine::session::local_context;
+use tokq_engine::Placement;
+use tokq_udfs::OnBadRow;
 
 #[cfg(feature = "cluster")]
 mod gate;
@@ -24,7 +24,7 @@ mod roles;
 #[cfg(feature = "cluster")]
 mod watchdog;
 
-use report::{print_summary, RunProgress};
+use report::{print_summary, Printed, RunProgress};
 
 #[derive(Parser)]
 #[command(name = "tokq", version, about = "SQL recipes that turn raw text corpora into training-ready tokens")]
@@ -165,12 +165,6 @@ impl GuardArgs {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum BadRow {
-    Fail,
-    Skip,
-}
-
 #[derive(Args)]
 struct RecipeArgs {
     /// The recipe: a file of DataFusion SQL statements, or - for standard input.
@@ -190,8 +184,8 @@ struct RecipeArgs {
     #[arg(long)]
     partitions: Option<usize>,
     /// What to do with a malformed input row.
-    #[arg(long, value_enum, default_value = "fail")]
-    on_bad_row: BadRow,
+    #[arg(long, value_enum, default_value_t = OnBadRow::Fail)]
+    on_bad_row: OnBadRow,
     /// Memory for query execution in a local run, e.g. 4G (DataFusion's memory pool: sorts and
     /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
     #[arg(long, value_name = "SIZE")]
@@ -258,89 +252,15 @@ fn load_recipe(a: &RecipeArgs) -> anyhow::Result<Recipe> {
     Ok(Recipe::parse(&path, &raw, &params)?)
 }
 
-/// Where and how a run's statements execute: what `tokq run`'s options say, and what Python's
-/// `tokq.run` and `tokq.sql` pass.
-#[derive(Debug, Clone, Default)]
-pub struct Target {
-    /// A Ballista scheduler (`df://host:50050`), or None for this process.
-    pub cluster: Option<String>,
-    /// Partitions; None is this machine's cores.
-    pub partitions: Option<usize>,
-    /// Skip (and count) malformed input rows instead of failing.
-    pub skip_bad_rows: bool,
-    /// DataFusion's memory pool for a local run, e.g. `4G`.
-    pub memory_limit: Option<String>,
-    /// With a cluster: how long to wait for an executor.
-    pub wait_for_executors: std::time::Duration,
-    /// With a cluster: the secret's file (else TOKQ_CLUSTER_SECRET).
-    pub secret_file: Option<PathBuf>,
-}
-
-impl Target {
-    fn of(a: &RecipeArgs) -> Self {
-        Target {
-            cluster: a.cluster.clone(),
-            partitions: a.partitions,
-            skip_bad_rows: matches!(a.on_bad_row, BadRow::Skip),
-            memory_limit: a.memory_limit.clone(),
-            wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
-            secret_file: a.secret.secret_file.clone(),
-        }
-    }
-
-    /// A context with every tokq function, local or on the cluster.
-    pub async fn context(&self) -> anyhow::Result<SessionContext> {
-        #[cfg(feature = "cluster")]
-        let secret = if self.cluster.is_some() { SecretArg { secret_file: self.secret_file.clone() }.load()? } else { None };
-        let mut config = match &self.cluster {
-            #[cfg(feature = "cluster")]
-            Some(_) => tokq_engine::cluster::member_config(secret.as_ref()),
-            _ => with_tokq(SessionConfig::new()),
-        };
-        // DataFusion's default is this machine's cores, Ballista's 16: one default for both, so that
-        // what depends on the partitions (packed rows, partition-layout files) is the same locally
-        // and on a cluster. Give a cluster more with --partitions.
-        let n = self.partitions.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        if n == 0 {
-            bail!("--partitions must be at least 1");
-        }
-        config = config.with_target_partitions(n);
-        config = config.set_str("tokq.on_bad_row", if self.skip_bad_rows { "skip" } else { "fail" });
-        match &self.cluster {
-            Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
-            #[cfg(feature = "cluster")]
-            Some(url) => tokq_engine::cluster::remote_context(url, config, secret.as_ref(), self.wait_for_executors).await,
-            #[cfg(not(feature = "cluster"))]
-            Some(_) => bail!("this tokq was built without the 'cluster' feature"),
-            None => {
-                let ctx = local_context(config)?;
-                if let Some(limit) = &self.memory_limit {
-                    ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
-                        .await
-                        .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
-                }
-                Ok(ctx)
-            }
-        }
-    }
-
-    /// Runs a recipe's statements on a context of this target, results printed in `format` (None:
-    /// not printed). The stats cover what ran; a failure's one line, with a lost scheduler named
-    /// as such, is also their `error`.
-    pub async fn run(&self, ctx: &SessionContext, recipe: &Recipe, progress: &dyn Progress, format: Option<ResultFormat>) -> (RunStats, Option<StatementError>) {
-        let mut runner = Runner::new(ctx, recipe);
-        runner.format = format;
-        runner.cluster = self.cluster.clone();
-        runner.progress = progress;
-        let (mut stats, mut failed) = runner.run_with_stats().await;
-        if let Some(e) = failed.as_mut() {
-            #[cfg(feature = "cluster")]
-            if let Some(line) = self.cluster.as_deref().and_then(|url| tokq_engine::cluster::lost_scheduler(url, &e.cause)) {
-                e.cause = line;
-            }
-            stats.error = Some(e.to_string());
-        }
-        (stats, failed)
+/// Where `tokq run` and `tokq explain` execute, from their options.
+fn placement(a: &RecipeArgs) -> Placement {
+    Placement {
+        cluster: a.cluster.clone(),
+        partitions: a.partitions,
+        on_bad_row: a.on_bad_row,
+        memory_limit: a.memory_limit.clone(),
+        wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
+        secret_file: a.secret.secret_file.clone(),
     }
 }
 
@@ -355,14 +275,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Cmd::Run(a) => {
             let recipe = load_recipe(&a.recipe)?;
-            let target = Target::of(&a.recipe);
-            let ctx = target.context().await?;
+            let placement = placement(&a.recipe);
+            let ctx = placement.context().await?;
             let bar = (!a.quiet).then(RunProgress::new);
             let progress: &dyn Progress = match &bar {
                 Some(bar) => bar,
                 None => &NoProgress,
             };
-            let (stats, failed) = target.run(&ctx, &recipe, progress, Some(a.format.into())).await;
+            let printed = Printed(a.format.into());
+            let runner = tokq_engine::Runner { progress, results: &printed, ..placement.runner(&ctx, &recipe) };
+            let (stats, failed) = runner.run_with_stats().await;
             // Written for failed runs too: what ran, and the error that stopped it.
             if let Some(path) = a.stats_json {
                 let json = serde_json::to_string_pretty(&stats)?;
@@ -378,8 +300,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Explain(a) => {
             let recipe = load_recipe(&a)?;
-            let ctx = Target::of(&a).context().await?;
-            print!("{}", Runner::new(&ctx, &recipe).explain().await?);
+            let placement = placement(&a);
+            let ctx = placement.context().await?;
+            print!("{}", placement.runner(&ctx, &recipe).explain().await?);
         }
         Cmd::Params { recipe } => {
             let (path, raw) = (recipe.display().to_string(), read_recipe(&recipe)?);

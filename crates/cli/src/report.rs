@@ -1,12 +1,25 @@
-//! Progress on a terminal and the end-of-run summary on stderr.
+//! Result rows on stdout, progress on a terminal and the end-of-run summary on stderr.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 use indicatif::{ProgressBar, ProgressStyle};
-use tokq_engine::lineage::progress;
+use tokq_engine::lineage::counters::ReadCounters;
+use tokq_engine::results::{ResultFormat, ResultSink};
 use tokq_engine::stats::{Progress, RunStats};
+
+/// Prints each statement's result rows on stdout in a format.
+pub struct Printed(pub ResultFormat);
+
+impl ResultSink for Printed {
+    fn rows(&self, _: &SchemaRef, batches: &[RecordBatch]) -> datafusion::error::Result<()> {
+        print!("{}", self.0.render(batches)?);
+        Ok(())
+    }
+}
 
 /// How progress is shown while a statement runs.
 enum Show {
@@ -53,12 +66,13 @@ struct Since {
     bytes: u64,
     rows: u64,
     at: Instant,
+    read: Arc<ReadCounters>,
     remote: Remote,
 }
 
 impl Since {
-    fn now(remote: &Remote) -> Self {
-        Self { bytes: progress::bytes_read(), rows: progress::rows_read(), at: Instant::now(), remote: Arc::clone(remote) }
+    fn now(read: &Arc<ReadCounters>, remote: &Remote) -> Self {
+        Self { bytes: read.bytes_read(), rows: read.rows_read(), at: Instant::now(), read: Arc::clone(read), remote: Arc::clone(remote) }
     }
 
     /// Bytes, rows and seconds since then.
@@ -67,7 +81,7 @@ impl Since {
         if let Some((bytes, rows)) = *self.remote.lock().unwrap_or_else(|p| p.into_inner()) {
             return (bytes, rows, secs);
         }
-        (progress::bytes_read().saturating_sub(self.bytes), progress::rows_read().saturating_sub(self.rows), secs)
+        (self.read.bytes_read().saturating_sub(self.bytes), self.read.rows_read().saturating_sub(self.rows), secs)
     }
 
     fn line(&self, label: &str, total: Option<u64>) -> String {
@@ -78,9 +92,9 @@ impl Since {
 }
 
 impl Progress for RunProgress {
-    fn start(&self, label: &str, total_bytes: Option<u64>) {
+    fn start(&self, label: &str, total_bytes: Option<u64>, read: &Arc<ReadCounters>) {
         *self.remote.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let since = Since::now(&self.remote);
+        let since = Since::now(read, &self.remote);
         let label = label.to_string();
         let (bar, ticker) = match self.show {
             Show::Bar => {
@@ -143,7 +157,7 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
         stats.bad_rows_skipped
     );
     if cluster {
-        eprintln!("  (read counts are kept on the executors in cluster mode; output counts below are exact)");
+        eprintln!("  (on a cluster, rows read are those of the files the executors wrote per input; bytes are counted on the executors)");
     }
     for (uri, n) in &stats.documents {
         let bad = stats.sources.get(uri).map_or(0, |c| c.bad_rows);
@@ -172,7 +186,7 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
     }
     for a in &stats.accounting {
         let out = a.kept + a.rejected;
-        let balance = if cluster {
+        let balance = if cluster && a.input_rows == 0 && out > 0 {
             "(input rows are counted on the executors)".to_string()
         } else if a.input_rows == out {
             "every input row accounted for".to_string()
@@ -191,5 +205,30 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             let detail = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
             eprintln!("    dropped by {filter}: {n}{detail}");
         }
+    }
+    print_cpu(stats);
+}
+
+/// Where the cores idled: each statement that took a tenth of the run or more, with the cores
+/// its process kept busy on average and the share of the partitions that is.
+fn print_cpu(stats: &RunStats) {
+    let timed: Vec<_> = stats.statements.iter().filter(|t| t.cpu.is_some() && t.seconds >= 0.1 && t.seconds >= stats.wall_seconds / 10.0).collect();
+    if timed.is_empty() {
+        return;
+    }
+    let cores = stats.partitions.min(stats.cores).max(1);
+    eprintln!("tokq: time per statement ({} partitions on {} cores; cores busy on average):", stats.partitions, stats.cores);
+    for t in timed {
+        let Some(cpu) = &t.cpu else { continue };
+        eprintln!(
+            "    statement {} ({}:{}): {:.2} s, {:.1} CPU s, {:.2} cores busy ({:.0}% of {cores})",
+            t.number,
+            t.file,
+            t.line,
+            t.seconds,
+            cpu.cpu_seconds,
+            cpu.cores_busy,
+            100.0 * cpu.cores_busy / cores as f64
+        );
     }
 }

@@ -197,7 +197,7 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
             return internal_err!("a lineage scan takes no inputs");
         }
         let w: ScanWire = unjson(body)?;
-        let source = LineageSource::try_new(w.format, w.location, decode_schema(&w.file_schema)?, w.skip_bad)?;
+        let source = LineageSource::try_new(w.format, w.location, decode_schema(&w.file_schema)?, w.skip_bad, None)?;
         build(source.with_projection_indices(w.projection), w.groups)
     }
 

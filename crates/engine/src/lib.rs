@@ -1,9 +1,13 @@
 //! tokq's engine: everything between a recipe file and a committed output directory.
 //!
 //! - [`recipe`] parses a recipe (`${name}` parameters, statements with their lines).
-//! - [`runner`] runs or explains it statement by statement on a [`SessionContext`].
+//! - [`placement`] says where a run executes (this process or a Ballista cluster, partitions,
+//!   memory, bad rows) and makes its context and [`Runner`]; the CLI and Python only configure it.
+//! - [`runner`] runs or explains a recipe statement by statement on a [`SessionContext`], handing
+//!   result rows to the caller's [`results::ResultSink`].
 //! - [`lineage`] holds the readers (`read_jsonl`, `read_csv`, `read_parquet`) that add `_source`
-//!   and `_row` to every row.
+//!   and `_row` to every row, and count what they read as DataFusion metrics and into the run's
+//!   live counters ([`lineage::counters`]); [`cpu`] samples the CPU time of each statement.
 //! - [`sink`] owns the output format: the Parquet writer that runs where each partition runs, the
 //!   commit, the manifest and the crash journal.
 //! - `components` runs `CREATE COMPONENTS` (connected components in rounds of SQL).
@@ -37,11 +41,13 @@ pub(crate) mod coalesce;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 pub(crate) mod components;
+pub mod cpu;
 pub(crate) mod durable;
 pub mod functions;
 pub mod lineage;
 pub(crate) mod order;
 pub(crate) mod pack;
+pub mod placement;
 pub mod recipe;
 pub mod report;
 pub mod results;
@@ -57,6 +63,7 @@ use std::sync::Arc;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::prelude::SessionContext;
 
+pub use placement::Placement;
 pub use recipe::Recipe;
 pub use runner::Runner;
 pub use session::local_context;

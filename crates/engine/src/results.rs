@@ -1,11 +1,30 @@
-//! How a statement's result rows are printed on stdout: a table (as datafusion-cli prints it),
-//! CSV with a header, a JSON array of objects, or one JSON object per line.
+//! Where a statement's result rows go ([`ResultSink`]: the engine prints nothing; the CLI prints
+//! them, Python keeps them), and the text formats a face can render them in: a table (as
+//! datafusion-cli prints it), CSV with a header, a JSON array of objects, or one JSON object per
+//! line.
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::csv::WriterBuilder;
 use datafusion::arrow::json::{ArrayWriter, LineDelimitedWriter};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::error::Result;
+
+/// Takes the result rows of the statements that have them (a query, EXPLAIN, DESCRIBE, SHOW),
+/// in statement order.
+pub trait ResultSink: Send + Sync {
+    /// One statement's rows, all of them; `schema` is theirs even when there are none.
+    fn rows(&self, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()>;
+}
+
+/// Drops result rows: a caller that runs a recipe for what it writes.
+pub struct Discard;
+
+impl ResultSink for Discard {
+    fn rows(&self, _: &SchemaRef, _: &[RecordBatch]) -> Result<()> {
+        Ok(())
+    }
+}
 
 /// The format of printed results.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

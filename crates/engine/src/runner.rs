@@ -11,11 +11,11 @@ use datafusion::datasource::empty::EmptyTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
+use crate::lineage::counters::{ReadCounters, Snapshot};
 use crate::lineage::files::FileRef;
-use crate::lineage::progress;
 use crate::pack::exec::pack_counts;
 use tokq_core::pack::PackCounts;
 use tokq_core::TokqError;
@@ -24,10 +24,11 @@ use crate::store::to_url;
 use crate::lineage::scan::{adds_lineage, as_lineage_scan, file_groups, ROW_COLUMN};
 
 use crate::components::{self, Components};
+use crate::cpu::CpuWatch;
 use crate::recipe::{Recipe, Statement};
-use crate::results::ResultFormat;
+use crate::results::{Discard, ResultSink};
 use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats, StatementStats};
-use crate::sink::{self, ParquetTarget, PlanFacts};
+use crate::sink::{self, ParquetTarget, PlanFacts, WrittenFile};
 
 /// A statement failed: the one line the CLI prints.
 #[derive(Debug, thiserror::Error)]
@@ -87,9 +88,8 @@ pub struct Runner<'a> {
     pub recipe: &'a Recipe,
     /// Told when each statement starts and ends.
     pub progress: &'a dyn Progress,
-    /// How result rows (SELECT, EXPLAIN, DESCRIBE, SHOW) are printed on stdout; None prints
-    /// nothing (a library caller that takes a query's rows itself).
-    pub format: Option<ResultFormat>,
+    /// Takes the result rows of queries, EXPLAIN, DESCRIBE and SHOW.
+    pub results: &'a dyn ResultSink,
     /// The scheduler (`df://host:port`) when the statements run on a cluster: progress comes
     /// from what the executors commit, and a job whose executor went away runs again.
     pub cluster: Option<String>,
@@ -119,7 +119,7 @@ fn classify(sql: &str) -> Result<Kind> {
 
 /// Whether a statement is a query (its rows are its result), as opposed to a COPY, a definition
 /// or CREATE COMPONENTS.
-pub fn is_query(sql: &str) -> bool {
+fn is_query(sql: &str) -> bool {
     matches!(classify(sql), Ok(Kind::Query))
 }
 
@@ -175,24 +175,39 @@ fn raw_input_files(plan: &Arc<dyn ExecutionPlan>) -> BTreeSet<String> {
     scanned_files(plan, |_, source| adds_lineage(&source.file_schema).unwrap_or(false))
 }
 
-/// Rows read so far from each of `files`.
-fn rows_of(files: &BTreeSet<String>) -> BTreeMap<String, u64> {
-    let snap = progress::snapshot();
+/// Rows this process has read so far from each of `files`.
+fn rows_of(counters: &ReadCounters, files: &BTreeSet<String>) -> BTreeMap<String, u64> {
+    let snap = counters.snapshot();
     files.iter().map(|f| (f.clone(), snap.per_source.get(f).map_or(0, |c| c.rows))).collect()
 }
 
 /// Counts each raw input's documents once: the most rows one statement read from it.
-fn count_documents(documents: &mut BTreeMap<String, u64>, before: &BTreeMap<String, u64>) {
-    let after = rows_of(&before.keys().cloned().collect());
-    for (file, rows) in after {
-        let read = rows.saturating_sub(before[&file]);
+fn count_documents(documents: &mut BTreeMap<String, u64>, read: impl IntoIterator<Item = (String, u64)>) {
+    for (file, rows) in read {
         let n = documents.entry(file).or_default();
-        *n = (*n).max(read);
+        *n = (*n).max(rows);
     }
 }
 
-fn rows_from(files: &BTreeSet<String>) -> u64 {
-    rows_of(files).values().sum()
+/// Rows read from each raw input since `before` was taken.
+fn read_since(counters: &ReadCounters, before: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    rows_of(counters, &before.keys().cloned().collect()).into_iter().map(|(f, rows)| (f.clone(), rows.saturating_sub(before[&f]))).collect()
+}
+
+fn rows_from(counters: &ReadCounters, files: &BTreeSet<String>) -> u64 {
+    rows_of(counters, files).values().sum()
+}
+
+/// Rows the scans of a COPY read from each of its raw inputs, as the files it wrote in the source
+/// layout report them: where the scans ran (an executor), this process counted nothing.
+fn written_source_rows(files: &[WrittenFile]) -> BTreeMap<String, u64> {
+    let mut rows = BTreeMap::new();
+    for f in files.iter().filter(|f| !f.resumed) {
+        if let (Some(source), Some(n)) = (&f.record.source, f.source_rows) {
+            rows.insert(source.clone(), n);
+        }
+    }
+    rows
 }
 
 /// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
@@ -207,9 +222,13 @@ fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
     total
 }
 
-/// What the statements of a run wrote.
-#[derive(Default)]
+/// What the statements of a run wrote and read.
 struct Done {
+    /// What this process's scans read, live.
+    counters: Arc<ReadCounters>,
+    /// Rows that scans on a cluster's executors read, as the files they wrote report them.
+    remote_rows: u64,
+    remote_sources: BTreeMap<String, u64>,
     /// Packing counts of the statements that packed in this process.
     packing: Option<PackCounts>,
     outputs: Vec<OutputStats>,
@@ -220,9 +239,9 @@ struct Done {
 }
 
 impl<'a> Runner<'a> {
-    /// A runner that shows no progress.
+    /// A local runner that shows no progress and drops result rows.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress, format: Some(ResultFormat::default()), cluster: None }
+        Self { ctx, recipe, progress: &NoProgress, results: &Discard, cluster: None }
     }
 
     /// What progress calls a statement: `statement 3/9: COPY to out/dedup/`.
@@ -302,30 +321,60 @@ impl<'a> Runner<'a> {
     /// Runs every statement in order, stopping at the first error; the stats cover what ran
     /// either way (`--stats-json` of a failed run), with the error's line in `error`.
     pub async fn run_with_stats(&self) -> (RunStats, Option<StatementError>) {
+        self.run_statements(&self.recipe.statements).await
+    }
+
+    /// Runs every statement but a final query, and returns that query unexecuted, for the caller
+    /// to stream or collect, with the stats of the statements before it. A recipe that does not
+    /// end in a query runs whole and returns no query.
+    pub async fn run_to_final_query(&self) -> (RunStats, Result<Option<DataFrame>, StatementError>) {
+        let Some((last, before)) = self.recipe.statements.split_last() else { return (self.run_statements(&[]).await.0, Ok(None)) };
+        if !is_query(&last.sql) {
+            let (stats, failed) = self.run_statements(&self.recipe.statements).await;
+            return (stats, failed.map_or(Ok(None), Err));
+        }
+        let (mut stats, failed) = self.run_statements(before).await;
+        if let Some(e) = failed {
+            return (stats, Err(e));
+        }
+        match self.ctx.sql(&last.sql).await {
+            Ok(df) => (stats, Ok(Some(df))),
+            Err(e) => {
+                let e = StatementError::new(last, &e);
+                stats.error = Some(e.to_string());
+                (stats, Err(e))
+            }
+        }
+    }
+
+    async fn run_statements(&self, run: &[Statement]) -> (RunStats, Option<StatementError>) {
         let started = Instant::now();
-        progress::reset();
-        let mut done = Done::default();
+        let counters = ReadCounters::install(self.ctx);
+        let mut done = Done { counters: Arc::clone(&counters), remote_rows: 0, remote_sources: BTreeMap::new(), packing: None, outputs: Vec::new(), accounting: Vec::new(), components: Vec::new(), documents: BTreeMap::new() };
         let mut failed = None;
         let mut resubmitted = Vec::new();
         let mut statements = Vec::new();
-        'statements: for stmt in &self.recipe.statements {
-            let (began, before) = (Instant::now(), progress::snapshot());
-            let mut timed = |done: &Instant| {
-                let now = progress::snapshot();
+        'statements: for stmt in run {
+            let (began, before, remote_before) = (Instant::now(), counters.snapshot(), done.remote_rows);
+            // On a cluster the executors work: this process's CPU would say nothing.
+            let mut cpu = if self.cluster.is_none() { CpuWatch::start() } else { None };
+            let mut timed = |done: &Done| {
+                let now = counters.snapshot();
                 statements.push(StatementStats {
                     number: stmt.number,
                     file: stmt.file.clone(),
                     line: stmt.line,
                     sql: stmt.first_line().to_string(),
-                    seconds: done.elapsed().as_secs_f64(),
-                    rows_read: now.rows_read - before.rows_read,
+                    seconds: began.elapsed().as_secs_f64(),
+                    rows_read: now.rows_read - before.rows_read + (done.remote_rows - remote_before),
                     bytes_read: now.bytes_read - before.bytes_read,
+                    cpu: cpu.take().and_then(CpuWatch::finish),
                 });
             };
             for attempt in 1..=STATEMENT_ATTEMPTS {
                 match self.run_one(stmt, &mut done).await {
                     Ok(()) => {
-                        timed(&began);
+                        timed(&done);
                         break;
                     }
                     Err(e) if attempt < STATEMENT_ATTEMPTS && lost_job(&e, self.cluster.as_deref()) => {
@@ -334,27 +383,32 @@ impl<'a> Runner<'a> {
                         resubmitted.push(Resubmitted { statement: stmt.number, cause });
                     }
                     Err(e) => {
-                        timed(&began);
-                        failed = Some(StatementError::new(stmt, &e));
+                        timed(&done);
+                        failed = Some(self.statement_error(stmt, &e));
                         break 'statements;
                     }
                 }
             }
         }
-        let Done { outputs, accounting, components, packing, mut documents } = done;
+        let Done { outputs, accounting, components, packing, mut documents, remote_rows, remote_sources, counters: _ } = done;
         // Folders this run wrote and read again (a stage's output without lineage columns, the
         // rounds of CREATE COMPONENTS) hold no documents.
         let written: Vec<String> = outputs.iter().map(|o| o.target.as_str()).chain(components.iter().map(|c| c.location.as_str())).filter_map(|l| Some(to_url(l).ok()?.to_string())).collect();
         documents.retain(|file, _| !written.iter().any(|w| file.starts_with(w.as_str())));
-        let snap = progress::snapshot();
+        let Snapshot { rows_read, bytes_read, bad_rows, mut per_source } = counters.snapshot();
+        for (source, rows) in remote_sources {
+            per_source.entry(source).or_default().rows += rows;
+        }
         let stats = RunStats {
             recipe: self.recipe.path.clone(),
             recipe_sha256: self.recipe.sha256(),
             wall_seconds: started.elapsed().as_secs_f64(),
-            rows_read: snap.rows_read,
-            bytes_read: snap.bytes_read,
-            bad_rows_skipped: snap.bad_rows,
-            sources: snap.per_source,
+            partitions: self.ctx.state().config().target_partitions(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            rows_read: rows_read + remote_rows,
+            bytes_read,
+            bad_rows_skipped: bad_rows,
+            sources: per_source,
             documents_read: documents.values().sum(),
             documents,
             statements,
@@ -368,11 +422,22 @@ impl<'a> Runner<'a> {
         (stats, failed)
     }
 
+    /// A statement's failure as the user reads it: on a cluster, a lost scheduler is named as such.
+    fn statement_error(&self, stmt: &Statement, e: &DataFusionError) -> StatementError {
+        #[allow(unused_mut)]
+        let mut failed = StatementError::new(stmt, e);
+        #[cfg(feature = "cluster")]
+        if let Some(line) = self.cluster.as_deref().and_then(|url| crate::cluster::lost_scheduler(url, &failed.cause)) {
+            failed.cause = line;
+        }
+        failed
+    }
+
     async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {
-        let Done { outputs, accounting, components, packing, documents } = done;
+        let Done { outputs, accounting, components, packing, documents, counters, remote_rows, remote_sources } = done;
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
-                self.progress.start(&self.label(stmt, &format!("components {}", c.name)), None);
+                self.progress.start(&self.label(stmt, &format!("components {}", c.name)), None, counters);
                 let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
                 self.progress.finish();
                 components.push(stats?);
@@ -384,15 +449,24 @@ impl<'a> Runner<'a> {
                     ));
                 }
                 let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
-                self.progress.start(&self.label(stmt, &format!("COPY to {}", copy.target)), input_bytes(&plan));
+                self.progress.start(&self.label(stmt, &format!("COPY to {}", copy.target)), input_bytes(&plan), counters);
                 let inputs = lineage_input_files(&plan);
-                let rows_before = rows_from(&inputs);
-                let raw_before = rows_of(&raw_input_files(&plan));
+                let rows_before = rows_from(counters, &inputs);
+                let raw_before = rows_of(counters, &raw_input_files(&plan));
                 let write = sink::write(self.ctx, Arc::clone(&plan), &planned);
                 let written = if self.cluster.is_some() { self.watching(&planned, write).await } else { write.await };
                 self.progress.finish();
                 let written = written?;
-                count_documents(documents, &raw_before);
+                count_documents(documents, read_since(counters, &raw_before));
+                // On a cluster the executors read: the files they wrote say how many rows.
+                let remote = if self.cluster.is_some() { written_source_rows(&written.files) } else { BTreeMap::new() };
+                let remote_read: u64 = remote.values().sum();
+                *remote_rows += remote_read;
+                // Files in the source layout are raw inputs' (tokq's outputs read again cannot have it).
+                count_documents(documents, remote.iter().map(|(f, n)| (f.clone(), *n)));
+                for (source, n) in remote {
+                    *remote_sources.entry(source).or_default() += n;
+                }
                 // Inputs whose output an interrupted run committed were not read again.
                 for f in written.files.iter().filter(|f| f.resumed && !f.rejects) {
                     if let (Some(source), Some(rows)) = (&f.record.source, f.source_rows) {
@@ -414,7 +488,7 @@ impl<'a> Runner<'a> {
                     let resumed: BTreeMap<_, _> = written.files.iter().filter(|f| f.resumed).filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect();
                     accounting.push(Accounting {
                         statement: stmt.number,
-                        input_rows: rows_from(&inputs) - rows_before + resumed.values().sum::<u64>(),
+                        input_rows: rows_from(counters, &inputs) - rows_before + remote_read + resumed.values().sum::<u64>(),
                         kept: written.manifest.rows,
                         kept_target,
                         rejected: m.rows,
@@ -427,23 +501,22 @@ impl<'a> Runner<'a> {
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
-                self.progress.start(&self.label(stmt, stmt.first_line()), input_bytes(&plan));
-                let raw_before = rows_of(&raw_input_files(&plan));
+                self.progress.start(&self.label(stmt, stmt.first_line()), input_bytes(&plan), counters);
+                let raw_before = rows_of(counters, &raw_input_files(&plan));
+                let schema = plan.schema();
                 let batches = collect(plan, self.ctx.task_ctx()).await;
                 self.progress.finish();
-                count_documents(documents, &raw_before);
-                let batches = batches?;
-                if let Some(format) = self.format {
-                    print!("{}", format.render(&batches)?);
-                }
+                count_documents(documents, read_since(counters, &raw_before));
+                self.results.rows(&schema, &batches?)?;
             }
             Kind::Other => {
                 // Definitions run when planned; EXPLAIN, DESCRIBE and SHOW have rows to print.
                 let df = self.ctx.sql(&stmt.sql).await?;
-                let prints = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
+                let has_rows = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
+                let schema = Arc::new(df.schema().as_arrow().clone());
                 let batches = df.collect().await?;
-                if let (true, Some(format)) = (prints, self.format) {
-                    print!("{}", format.render(&batches)?);
+                if has_rows {
+                    self.results.rows(&schema, &batches)?;
                 }
             }
         }

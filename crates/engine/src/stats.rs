@@ -4,8 +4,10 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 use crate::sink::WrittenFile;
-use crate::lineage::progress;
+use std::sync::Arc;
+use crate::lineage::counters::{self, ReadCounters};
 use tokq_core::pack::PackCounts;
+use crate::cpu::CpuUse;
 
 pub use crate::components::ComponentsStats;
 
@@ -111,6 +113,9 @@ pub struct StatementStats {
     pub rows_read: u64,
     /// Input bytes its scans read.
     pub bytes_read: u64,
+    /// This process's CPU use while it ran (none on a cluster, where executors do the work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
 }
 
 /// What a run read and wrote: the CLI's summary and `--stats-json`.
@@ -122,6 +127,10 @@ pub struct RunStats {
     pub recipe_sha256: String,
     /// Wall time of the whole run.
     pub wall_seconds: f64,
+    /// The partitions each statement's plan was cut into.
+    pub partitions: usize,
+    /// Cores this process may use, for reading each statement's `cpu.cores_busy` against.
+    pub cores: usize,
     /// Rows read by this process's scans.
     pub rows_read: u64,
     /// Input bytes read by this process's scans (compressed size).
@@ -130,7 +139,7 @@ pub struct RunStats {
     pub bad_rows_skipped: u64,
     /// Rows read per file, by every scan of every statement (a file read twice counts twice,
     /// and stage outputs read by later statements count too).
-    pub sources: std::collections::BTreeMap<String, progress::SourceCount>,
+    pub sources: std::collections::BTreeMap<String, counters::SourceCount>,
     /// Documents in each raw input file: rows of the scans that add lineage (`_source`, `_row`),
     /// counted once however many statements read the file. tokq's own outputs read again are
     /// not inputs.
@@ -168,8 +177,9 @@ pub struct Resubmitted {
 
 /// What a host shows while a statement runs (the CLI's progress bar; nothing by default).
 pub trait Progress: Send + Sync {
-    /// A statement starts; `total_bytes` is its input size when planning knows it.
-    fn start(&self, label: &str, total_bytes: Option<u64>);
+    /// A statement starts; `total_bytes` is its input size when planning knows it, and `read`
+    /// counts, live, what this process's scans read (its run's counters, for every statement).
+    fn start(&self, label: &str, total_bytes: Option<u64>, read: &Arc<ReadCounters>);
     /// The statement has ended, well or not.
     fn finish(&self);
     /// Where reads happen on other processes (a cluster): input bytes and rows whose output
@@ -181,6 +191,6 @@ pub trait Progress: Send + Sync {
 pub struct NoProgress;
 
 impl Progress for NoProgress {
-    fn start(&self, _: &str, _: Option<u64>) {}
+    fn start(&self, _: &str, _: Option<u64>, _: &Arc<ReadCounters>) {}
     fn finish(&self) {}
 }

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use datafusion::prelude::SessionContext;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use tokq::Target;
 use tokq_engine::recipe::Recipe;
-use tokq_engine::runner::{is_query, StatementError};
-use tokq_engine::stats::{NoProgress, Progress};
-use tokq_engine::RunStats;
+use tokq_engine::runner::StatementError;
+use tokq_engine::stats::Progress;
+use tokq_engine::{Placement, RunStats};
+use tokq_udfs::OnBadRow;
 
 use arrow_c::ArrowStream;
 
@@ -41,28 +41,16 @@ impl Failure {
     }
 }
 
-fn target(partitions: Option<usize>, cluster: Option<String>, memory_limit: Option<String>, on_bad_row: &str) -> PyResult<Target> {
-    let skip_bad_rows = match on_bad_row {
-        "fail" => false,
-        "skip" => true,
-        other => return Err(PyValueError::new_err(format!("on_bad_row must be 'fail' or 'skip', not {other:?}"))),
-    };
-    Ok(Target { cluster, partitions, skip_bad_rows, memory_limit, wait_for_executors: std::time::Duration::from_secs(60), secret_file: None })
+fn placement(partitions: Option<usize>, cluster: Option<String>, memory_limit: Option<String>, on_bad_row: &str) -> PyResult<Placement> {
+    let on_bad_row: OnBadRow = on_bad_row.parse().map_err(|_| PyValueError::new_err(format!("on_bad_row must be 'fail' or 'skip', not {on_bad_row:?}")))?;
+    Ok(Placement { cluster, partitions, on_bad_row, memory_limit, ..Placement::default() })
 }
 
-/// A context for this target with the Python UDFs of this process.
-async fn context(target: &Target) -> Result<SessionContext, Failure> {
-    let ctx = target.context().await.map_err(Failure::Setup)?;
+/// A context for this placement with the Python UDFs of this process.
+async fn context(placement: &Placement) -> Result<SessionContext, Failure> {
+    let ctx = placement.context().await.map_err(Failure::Setup)?;
     py_udf::add_to(&ctx);
     Ok(ctx)
-}
-
-/// Runs a recipe's statements, printing nothing; the failure carries the stats of what ran.
-async fn run_statements(ctx: &SessionContext, recipe: &Recipe, target: &Target, progress: &dyn Progress) -> Result<RunStats, Failure> {
-    match target.run(ctx, recipe, progress, None).await {
-        (stats, None) => Ok(stats),
-        (stats, Some(e)) => Err(Failure::Statement(e, Box::new(stats))),
-    }
 }
 
 /// Runs SQL statements (`${name}` filled from `params`) and returns the last one's rows as an
@@ -71,18 +59,16 @@ async fn run_statements(ctx: &SessionContext, recipe: &Recipe, target: &Target, 
 #[pyo3(signature = (query, params = None, partitions = None, memory_limit = None, stream = false))]
 fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, partitions: Option<usize>, memory_limit: Option<String>, stream: bool) -> PyResult<ArrowStream> {
     let recipe = Recipe::parse("<sql>", &query, &params.unwrap_or_default()).map_err(errors::recipe)?;
-    let target = target(partitions, None, memory_limit, "fail")?;
+    let placement = placement(partitions, None, memory_limit, "fail")?;
     let work = async move {
-        let ctx = context(&target).await?;
-        let Some((last, before)) = recipe.statements.split_last() else { unreachable!("Recipe::parse refuses an empty recipe") };
-        if !is_query(&last.sql) {
-            run_statements(&ctx, &recipe, &target, &NoProgress).await?;
+        let ctx = context(&placement).await?;
+        let (stats, last) = placement.runner(&ctx, &recipe).run_to_final_query().await;
+        let failed = |e: StatementError| Failure::Statement(e, Box::new(stats.clone()));
+        let Some(df) = last.map_err(failed)? else {
             return Ok(ArrowStream::collected(Arc::new(datafusion::arrow::datatypes::Schema::empty()), Vec::new()));
-        }
-        let head = Recipe { statements: before.to_vec(), ..recipe.clone() };
-        let stats = run_statements(&ctx, &head, &target, &NoProgress).await?;
+        };
+        let Some(last) = recipe.statements.last() else { unreachable!("a final query is a statement") };
         let failed = |e: datafusion::error::DataFusionError| Failure::Statement(StatementError::new(last, &e), Box::new(stats.clone()));
-        let df = ctx.sql(&last.sql).await.map_err(failed)?;
         if stream {
             return Ok(ArrowStream::live(df.execute_stream().await.map_err(failed)?));
         }
@@ -110,8 +96,8 @@ fn run(
 ) -> PyResult<String> {
     let raw = tokq::read_recipe(&recipe).map_err(errors::tokq)?;
     let recipe = Recipe::parse(&recipe.display().to_string(), &raw, &params.unwrap_or_default()).map_err(errors::recipe)?;
-    let target = target(partitions, cluster, memory_limit, on_bad_row)?;
-    if target.cluster.is_some() {
+    let placement = placement(partitions, cluster, memory_limit, on_bad_row)?;
+    if placement.cluster.is_some() {
         if let Some((stmt, name)) = recipe.statements.iter().find_map(|s| Some((s, py_udf::called_in(&s.sql)?))) {
             return Err(errors::ClusterError::new_err(format!(
                 "{}:{}: calls the Python UDF '{name}', which lives in this Python process and cannot run on a cluster's executors: run this recipe locally (cluster=None)",
@@ -122,8 +108,12 @@ fn run(
     let watch = Arc::new(progress::Watch::default());
     let watching = Arc::clone(&watch);
     let work = async move {
-        let ctx = context(&target).await?;
-        run_statements(&ctx, &recipe, &target, watching.as_ref()).await
+        let ctx = context(&placement).await?;
+        let runner = tokq_engine::Runner { progress: watching.as_ref() as &dyn Progress, ..placement.runner(&ctx, &recipe) };
+        match runner.run_with_stats().await {
+            (stats, None) => Ok(stats),
+            (stats, Some(e)) => Err(Failure::Statement(e, Box::new(stats))),
+        }
     };
     let mut reported = std::time::Instant::now();
     let tick = |py: Python<'_>| -> PyResult<()> {

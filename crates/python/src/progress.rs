@@ -1,10 +1,10 @@
 //! What a run is doing, for Python's progress callback: the engine tells [`Watch`] when each
 //! statement starts and ends, and the waiting thread reads it.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokq_engine::lineage::progress;
+use tokq_engine::lineage::counters::ReadCounters;
 use tokq_engine::stats::Progress;
 
 /// How often the callback is called while a statement runs.
@@ -19,6 +19,7 @@ pub struct Watch {
 struct Running {
     label: String,
     total_bytes: Option<u64>,
+    read: Arc<ReadCounters>,
     bytes_before: u64,
     rows_before: u64,
     since: Instant,
@@ -40,14 +41,22 @@ impl Watch {
     pub fn now(&self) -> Option<Report> {
         let now = self.now.lock().unwrap_or_else(|p| p.into_inner());
         let r = now.as_ref()?;
-        let (bytes, rows) = r.remote.unwrap_or_else(|| (progress::bytes_read().saturating_sub(r.bytes_before), progress::rows_read().saturating_sub(r.rows_before)));
+        let (bytes, rows) = r.remote.unwrap_or_else(|| (r.read.bytes_read().saturating_sub(r.bytes_before), r.read.rows_read().saturating_sub(r.rows_before)));
         Some(Report { statement: r.label.clone(), bytes, total_bytes: r.total_bytes, rows, seconds: r.since.elapsed().as_secs_f64() })
     }
 }
 
 impl Progress for Watch {
-    fn start(&self, label: &str, total_bytes: Option<u64>) {
-        let running = Running { label: label.to_string(), total_bytes, bytes_before: progress::bytes_read(), rows_before: progress::rows_read(), since: Instant::now(), remote: None };
+    fn start(&self, label: &str, total_bytes: Option<u64>, read: &Arc<ReadCounters>) {
+        let running = Running {
+            label: label.to_string(),
+            total_bytes,
+            read: Arc::clone(read),
+            bytes_before: read.bytes_read(),
+            rows_before: read.rows_read(),
+            since: Instant::now(),
+            remote: None,
+        };
         *self.now.lock().unwrap_or_else(|p| p.into_inner()) = Some(running);
     }
 

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 
-pub use options::TokqOptions;
+pub use options::{OnBadRow, TokqOptions};
 
 /// Every tokq scalar function.
 pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {

@@ -23,8 +23,8 @@ use tokio::sync::mpsc::Sender;
 use super::files::FileRef;
 use super::warc::{Rows, WarcRows};
 use super::warc_records::Records;
-use super::source::Count;
-use super::{jsonl, merge, progress, source, BATCH_BYTES};
+use super::counters::FileTally;
+use super::{jsonl, merge, source, BATCH_BYTES};
 use tokq_core::error::{Result, TokqError};
 use datafusion::error::{DataFusionError, Result as DfResult};
 
@@ -95,9 +95,9 @@ impl Format {
     /// One file's own schema; `None` when it has no rows to infer one from.
     async fn file_schema(&self, store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<Option<Schema>> {
         Ok(match self {
-            Format::Jsonl => jsonl::infer(source::open(store, file, Count::Peek).await?, &file.uri).await?,
+            Format::Jsonl => jsonl::infer(source::open(store, file, None).await?, &file.uri).await?,
             Format::Csv { has_header } => {
-                let mut reader = source::open(store, file, Count::Peek).await?;
+                let mut reader = source::open(store, file, None).await?;
                 let mut head = Vec::new();
                 while head.len() < CSV_INFER_BYTES {
                     let buf = reader.fill_buf().await.map_err(|e| io(file, e))?;
@@ -134,22 +134,22 @@ impl Format {
         schema: &SchemaRef,
         batch_size: usize,
         skip_bad: bool,
+        tally: &FileTally,
         tx: &Sender<DfResult<RecordBatch>>,
         finish: &(dyn Fn(FileBatch) -> DfResult<RecordBatch> + Send + Sync),
     ) -> Result<bool, DataFusionError> {
         let mut next_row = file.piece.as_ref().map_or(0, |p| p.rows.0 as i64);
-        let key = file.key();
         let mut emit = |batch: RecordBatch, rows: Option<Vec<i64>>, skipped: u64| {
             let rows = rows.unwrap_or_else(|| (next_row..next_row + batch.num_rows() as i64).collect());
             next_row += batch.num_rows() as i64;
-            progress::add_rows(&key, batch.num_rows() as u64, skipped);
+            tally.rows(batch.num_rows() as u64, skipped);
             finish(FileBatch { batch, rows })
         };
         match self {
             Format::Jsonl => {
                 let (reader, first_line) = match &file.piece {
-                    Some(p) => (source::open_raw(store, file, Some(p.span), Count::Read).await.df()?, p.rows.0),
-                    None => (source::open(store, file, Count::Read).await.df()?, 0),
+                    Some(p) => (source::open_raw(store, file, Some(p.span), Some(tally)).await.df()?, p.rows.0),
+                    None => (source::open(store, file, Some(tally)).await.df()?, 0),
                 };
                 let mut lines = jsonl::LineReader::starting_at(reader, file.uri.clone(), first_line);
                 loop {
@@ -164,7 +164,7 @@ impl Format {
                 }
             }
             Format::Csv { has_header } => {
-                let mut reader = source::open(store, file, Count::Read).await.df()?;
+                let mut reader = source::open(store, file, Some(tally)).await.df()?;
                 let mut decoder = csv::ReaderBuilder::new(Arc::clone(schema))
                     .with_header(*has_header)
                     .with_batch_size(batch_size)
@@ -197,7 +197,7 @@ impl Format {
                     .with_batch_size(rows)
                     .build()
                     .map_err(|e| io(file, e)).df()?;
-                progress::add_bytes(file.bytes());
+                tally.bytes(file.bytes());
                 while let Some(batch) = stream.try_next().await.map_err(|e| io(file, e)).df()? {
                     let batch = merge::conform(&batch, schema).map_err(|e| io(file, format!("cannot read it in the files' merged schema: {e}"))).df()?;
                     if tx.send(Ok(emit(batch, None, 0)?)).await.is_err() {
@@ -207,7 +207,7 @@ impl Format {
                 Ok(true)
             }
             Format::Warc(kind) => {
-                let mut records = Records::new(source::open_raw(store, file, None, Count::Read).await.df()?, file.uri.clone());
+                let mut records = Records::new(source::open_raw(store, file, None, Some(tally)).await.df()?, file.uri.clone());
                 let mut rows = Rows::new(*kind);
                 let mut skipped = 0;
                 loop {

@@ -2,6 +2,7 @@
 //! carry `_source` (the file's URI) and `_row` (the 0-based row, or line for JSONL, in that file).
 //! A large file is read as several pieces in parallel ([`pieces`]), with the same lineage.
 
+pub mod counters;
 pub(crate) mod files;
 pub(crate) mod format;
 pub(crate) mod json_escapes;
@@ -9,7 +10,6 @@ pub(crate) mod jsonl;
 pub(crate) mod merge;
 pub(crate) mod pieces;
 pub mod planned;
-pub mod progress;
 pub(crate) mod scan;
 pub(crate) mod source;
 pub(crate) mod table;

@@ -94,7 +94,7 @@ struct Chunk {
 }
 
 async fn count_chunk(store: &Arc<dyn ObjectStore>, file: &FileRef, start: u64, end: u64) -> Result<Chunk> {
-    let mut reader = source::open_raw(store, file, Some((start, end)), source::Count::Peek).await?;
+    let mut reader = source::open_raw(store, file, Some((start, end)), None).await?;
     let mut chunk = Chunk { newlines: 0, first_newline: None, ends_with_newline: false };
     let mut at = start;
     loop {

@@ -14,7 +14,6 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::ProjectionExprs;
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use futures::StreamExt;
 use object_store::ObjectStore;
 
@@ -30,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::files::{assign, FileRef};
 use super::pieces::Piece;
 use crate::store::{object_store_url, store_url};
+use super::counters::{ReadCounters, ScanMetrics};
 use super::format::{FileBatch, Format};
 
 pub const SOURCE_COLUMN: &str = "_source";
@@ -86,11 +86,13 @@ pub struct LineageSource {
     table_schema: TableSchema,
     projection: Option<ProjectionExprs>,
     batch_size: usize,
-    metrics: ExecutionPlanMetricsSet,
+    /// What it reads, per file; shared by its clones.
+    pub(crate) metrics: ScanMetrics,
 }
 
 impl LineageSource {
-    pub fn try_new(format: Format, location: String, file_schema: SchemaRef, skip_bad: bool) -> Result<Self> {
+    /// A source whose reads also count into `run`'s live counters (none on an executor).
+    pub fn try_new(format: Format, location: String, file_schema: SchemaRef, skip_bad: bool, run: Option<Arc<ReadCounters>>) -> Result<Self> {
         let table_schema = TableSchema::from(with_lineage(&file_schema)?);
         Ok(Self {
             format,
@@ -100,7 +102,7 @@ impl LineageSource {
             table_schema,
             projection: None,
             batch_size: 8192,
-            metrics: ExecutionPlanMetricsSet::new(),
+            metrics: ScanMetrics::new(run),
         })
     }
 
@@ -193,10 +195,11 @@ impl FileSource for LineageSource {
         &self,
         store: Arc<dyn ObjectStore>,
         base: &FileScanConfig,
-        _partition: usize,
+        partition: usize,
     ) -> Result<Arc<dyn FileOpener>> {
         Ok(Arc::new(LineageOpener {
             source: self.clone(),
+            partition,
             store,
             root: store_url(base.object_store_url.as_ref()),
             schema: self.output_schema()?,
@@ -222,8 +225,8 @@ impl FileSource for LineageSource {
         self.projection.as_ref()
     }
 
-    fn metrics(&self) -> &ExecutionPlanMetricsSet {
-        &self.metrics
+    fn metrics(&self) -> &datafusion::physical_plan::metrics::ExecutionPlanMetricsSet {
+        self.metrics.set()
     }
 
     fn file_type(&self) -> &str {
@@ -259,6 +262,7 @@ impl FileSource for LineageSource {
 
 struct LineageOpener {
     source: LineageSource,
+    partition: usize,
     store: Arc<dyn ObjectStore>,
     root: String,
     schema: SchemaRef,
@@ -267,6 +271,7 @@ struct LineageOpener {
 impl FileOpener for LineageOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
         let file = file_ref(&self.root, &file);
+        let tally = self.source.metrics.file(&file.key(), self.partition);
         let (source, store, schema) = (self.source.clone(), Arc::clone(&self.store), Arc::clone(&self.schema));
         Ok(Box::pin(async move {
             let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
@@ -275,7 +280,7 @@ impl FileOpener for LineageOpener {
                 let add = adds_lineage(&source.file_schema)?;
                 let finish = |fb: FileBatch| add_lineage(fb, &file.uri, add, source.projection.as_ref(), &schema);
                 let file_schema = Arc::clone(&source.file_schema);
-                source.format.read_file(&store, &file, &file_schema, source.batch_size, source.skip_bad, &tx, &finish).await?;
+                source.format.read_file(&store, &file, &file_schema, source.batch_size, source.skip_bad, &tally, &tx, &finish).await?;
                 Ok(())
             });
             Ok(builder.build().boxed())

@@ -14,23 +14,17 @@ use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::io::StreamReader;
 
 use super::files::FileRef;
-use super::progress;
+use super::counters::FileTally;
 use tokq_core::error::{Result, TokqError};
 
 pub type ByteReader = Pin<Box<dyn AsyncBufRead + Send>>;
 
 const READ_BUFFER: usize = 1 << 20;
 
-/// Whether the bytes read count towards the run's `bytes_read`: a scan's do, a schema
-/// inference's look at a file's head does not (the scan reads those bytes again).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Count {
-    Read,
-    Peek,
-}
-
-/// The file's bytes as stored: all of them, or bytes `[start, end)` of `range`.
-pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Option<(u64, u64)>, count: Count) -> Result<ByteReader> {
+/// The file's bytes as stored: all of them, or bytes `[start, end)` of `range`. A scan's reads
+/// count in its `tally`; a look at a file's head (schema inference, finding pieces) has none, as
+/// the scan reads those bytes again.
+pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Option<(u64, u64)>, tally: Option<&FileTally>) -> Result<ByteReader> {
     let opts = GetOptions { range: range.map(|(start, end)| GetRange::Bounded(start..end)), ..Default::default() };
     let got = store
         .get_opts(&file.path()?, opts)
@@ -41,10 +35,11 @@ pub async fn open_raw(store: &Arc<dyn ObjectStore>, file: &FileRef, range: Optio
         GetResultPayload::File(local, _) => local_chunks(local, range),
         GetResultPayload::Stream(_) => got.into_stream(),
     };
+    let tally = tally.cloned();
     let raw = chunks
         .inspect_ok(move |chunk| {
-            if count == Count::Read {
-                progress::add_bytes(chunk.len() as u64)
+            if let Some(t) = &tally {
+                t.bytes(chunk.len() as u64)
             }
         })
         .map_err(std::io::Error::other);
@@ -99,12 +94,12 @@ pub fn is_compressed(uri: &str) -> bool {
 }
 
 /// The file's bytes, decompressed by its extension (`.gz`, `.zst`/`.zstd`, `.bz2`, `.xz`, or plain).
-pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, count: Count) -> Result<ByteReader> {
+pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, tally: Option<&FileTally>) -> Result<ByteReader> {
     let uri = file.uri.as_str();
     if let Some(ext) = UNSUPPORTED.iter().find(|e| has_extension(uri, e)) {
         return Err(TokqError::UnsupportedCompression { uri: uri.to_string(), extension: ext.to_string() });
     }
-    let raw = open_raw(store, file, None, count).await?;
+    let raw = open_raw(store, file, None, tally).await?;
     Ok(if uri.ends_with(".bz2") {
         let mut d = BzDecoder::new(raw);
         d.multiple_members(true);

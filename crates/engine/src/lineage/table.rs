@@ -5,13 +5,14 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{plan_err, Result};
+use datafusion::common::Result;
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::scan::{scan_plan, with_lineage, LineageSource, ScanConfig};
-use tokq_udfs::TokqOptions;
+use tokq_udfs::{OnBadRow, TokqOptions};
+use super::counters::ReadCounters;
 
 #[derive(Debug)]
 pub struct LineageTable {
@@ -52,12 +53,9 @@ impl TableProvider for LineageTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let skip_bad = match TokqOptions::from_config(state.config().options()).on_bad_row.as_str() {
-            "fail" => false,
-            "skip" => true,
-            other => return plan_err!("tokq.on_bad_row must be 'fail' or 'skip', got '{other}'"),
-        };
-        let source = LineageSource::try_new(self.config.format, self.config.location.clone(), Arc::clone(&self.file_schema), skip_bad)?;
+        let skip_bad = TokqOptions::from_config(state.config().options()).on_bad_row == OnBadRow::Skip;
+        let run = ReadCounters::of(state.config());
+        let source = LineageSource::try_new(self.config.format, self.config.location.clone(), Arc::clone(&self.file_schema), skip_bad, run)?;
         scan_plan(&self.config, source, projection.cloned(), state.config().target_partitions())
     }
 }

@@ -11,7 +11,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;m
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d0d7de;padding-bottom:4px}\
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}.bar{height:12px;background:#0969da;display:inline-block;vertical-align:middle}\
-.bar.after{background:#1a7f37}.bar.drop{background:#cf222e}.bar.time{background:#8250df}.ok{color:#1a7f37}.bad{color:#cf222e}\
+.bar.after{background:#1a7f37}svg.cores polyline{fill:none;stroke:#8250df;stroke-width:1.5}svg.cores .top{stroke:#d0d7de;stroke-dasharray:3}.bar.drop{background:#cf222e}.bar.time{background:#8250df}.ok{color:#1a7f37}.bad{color:#cf222e}\
 .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}code{font-size:12px}.muted{color:#57606a}";
 
 fn esc(s: &str) -> String {
@@ -22,6 +22,24 @@ fn esc(s: &str) -> String {
 fn bar(class: &str, value: f64, max: f64) -> String {
     let px = if max > 0.0 { (320.0 * value / max).round().max(if value > 0.0 { 1.0 } else { 0.0 }) } else { 0.0 };
     format!("<span class=\"bar {class}\" style=\"width:{px}px\"></span>")
+}
+
+/// Cores busy over a statement's time as a small line chart (an inline SVG, 160 x 28 px), with
+/// the partitions as its top: a flat line below the top is a statement that leaves cores idle.
+fn cores_chart(busy: &[f64], partitions: f64) -> String {
+    let busy: Vec<f64> = match busy {
+        [] => return String::new(),
+        [one] => vec![*one, *one],
+        many => many.to_vec(),
+    };
+    let top = busy.iter().copied().fold(partitions.max(1.0), f64::max);
+    let step = 160.0 / (busy.len() - 1) as f64;
+    let points: Vec<String> = busy.iter().enumerate().map(|(i, b)| format!("{:.1},{:.1}", i as f64 * step, 28.0 - 26.0 * b / top)).collect();
+    format!(
+        "<svg class=cores width=160 height=28 viewBox=\"0 0 160 28\"><title>cores busy over time (top: {partitions} partitions)</title>\
+         <line x1=0 y1=2 x2=160 y2=2 class=top /><polyline points=\"{}\" /></svg>",
+        points.join(" ")
+    )
 }
 
 fn num(v: &Value) -> u64 {
@@ -134,20 +152,28 @@ pub fn page(r: &Report) -> String {
         }
     }
 
-    out.push_str("<h2>Statements</h2><table><tr><th>#</th><th>where</th><th>first line</th><th>seconds</th><th>rows read</th><th>MB/s</th><th></th></tr>");
+    out.push_str("<h2>Statements</h2><table><tr><th>#</th><th>where</th><th>first line</th><th>seconds</th><th>rows read</th><th>MB/s</th><th>CPU s</th><th>cores busy</th><th>over time</th><th></th></tr>");
+    let partitions = s["partitions"].as_f64().unwrap_or(1.0);
     let statements = s["statements"].as_array().cloned().unwrap_or_default();
     let slowest = statements.iter().map(|t| t["seconds"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max);
     for t in &statements {
         let secs = t["seconds"].as_f64().unwrap_or(0.0);
         let mbs = num(&t["bytes_read"]) as f64 / 1e6 / secs.max(1e-9);
+        let cpu = &t["cpu"];
+        let (cpu_secs, busy) = match cpu["cpu_seconds"].as_f64() {
+            Some(c) => (format!("{c:.1}"), format!("{:.2}", cpu["cores_busy"].as_f64().unwrap_or(0.0))),
+            None => (String::new(), String::new()),
+        };
+        let series: Vec<f64> = cpu["busy"].as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
         let _ = write!(
             out,
-            "<tr><td class=n>{}</td><td><code>{}:{}</code></td><td><code>{}</code></td><td class=n>{secs:.3}</td><td class=n>{}</td><td class=n>{mbs:.1}</td><td>{}</td></tr>",
+            "<tr><td class=n>{}</td><td><code>{}:{}</code></td><td><code>{}</code></td><td class=n>{secs:.3}</td><td class=n>{}</td><td class=n>{mbs:.1}</td><td class=n>{cpu_secs}</td><td class=n>{busy}</td><td>{}</td><td>{}</td></tr>",
             num(&t["number"]),
             esc(t["file"].as_str().unwrap_or("")),
             num(&t["line"]),
             esc(t["sql"].as_str().unwrap_or("")),
             num(&t["rows_read"]),
+            cores_chart(&series, partitions),
             bar("time", secs, slowest)
         );
     }

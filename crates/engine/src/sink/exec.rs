@@ -22,7 +22,7 @@ use super::layout::{runs_by_piece, runs_by_source, source_groups, without_files,
 use super::part::{writer_properties, Target, Unit};
 use super::{source_part_name, store_and_dir, FileRecord, SinkOptions, WrittenFile};
 use crate::lineage::files::FileRef;
-use crate::lineage::progress;
+use crate::lineage::counters;
 use crate::lineage::scan::{ROW_COLUMN, SOURCE_COLUMN};
 
 pub const NAME: &str = "SinkExec";
@@ -223,8 +223,10 @@ async fn write_partition(
     let column = schema.index_of(SOURCE_COLUMN)?;
     let row_column = schema.index_of(ROW_COLUMN).ok();
     let mut stream = input.execute(partition, context)?;
-    // Rows read from each input before this task: counters are per process and outlive a job.
-    let before: BTreeMap<&str, u64> = mine.keys().map(|k| (k.as_str(), progress::source_rows(k))).collect();
+    // Each input's rows come from the metrics of the scans below, which run in this task, here
+    // and on a cluster's executor alike.
+    let scans = counters::scans_in(&input);
+    let before: BTreeMap<&str, u64> = mine.keys().map(|k| (k.as_str(), counters::rows_of(&scans, k))).collect();
     let mut current: Option<(String, u64, Unit)> = None;
     let mut finished = BTreeSet::new();
     let finish = |key: String, rows_before: u64, unit: Unit| {
@@ -232,9 +234,9 @@ async fn write_partition(
         let file = mine.get(&key);
         let (source_size, source_version) = (file.map_or(0, |f| f.size), file.and_then(|f| f.version.clone()));
         let piece_bytes = file.and_then(|f| f.piece.as_ref().map(|p| p.bytes));
+        let source_rows = counters::rows_of(&scans, &key).saturating_sub(rows_before);
         async move {
             let (kept, rejects) = unit.finish().await?;
-            let source_rows = progress::source_rows(&key).saturating_sub(rows_before);
             let name = source_part_name(&key);
             let entry = Entry { source_size, source_version, piece_bytes, source: key, source_rows, kept, rejects };
             journal::record(&store, &folder, &name, &entry).await?;

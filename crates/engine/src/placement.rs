@@ -1,0 +1,123 @@
+//! Where a run's statements execute, and with what: this process or a Ballista cluster, the
+//! partitions, the memory pool, what a malformed row does. `tokq run`'s options and Python's
+//! `tokq.run` / `tokq.sql` arguments both become a [`Placement`]; its [`Placement::context`]
+//! and [`Placement::runner`] are the run the faces then only watch.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokq_udfs::OnBadRow;
+
+use crate::recipe::Recipe;
+use crate::runner::Runner;
+use crate::session::{local_context, with_tokq};
+
+/// Where and how a run's statements execute.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// A Ballista scheduler (`df://host:50050`), or None for this process.
+    pub cluster: Option<String>,
+    /// Partitions; None is this machine's cores.
+    pub partitions: Option<usize>,
+    /// What a malformed input row does.
+    pub on_bad_row: OnBadRow,
+    /// DataFusion's memory pool for a local run, e.g. `4G`.
+    pub memory_limit: Option<String>,
+    /// With a cluster: how long to wait for an executor.
+    pub wait_for_executors: Duration,
+    /// With a cluster: the secret's file (else TOKQ_CLUSTER_SECRET).
+    pub secret_file: Option<PathBuf>,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None }
+    }
+}
+
+impl Placement {
+    /// A context with every tokq function, local or on the cluster.
+    pub async fn context(&self) -> anyhow::Result<SessionContext> {
+        #[cfg(feature = "cluster")]
+        let secret = match &self.cluster {
+            Some(_) => crate::cluster::secret::ClusterSecret::load(self.secret_file.as_deref())?,
+            None => None,
+        };
+        let mut config = match &self.cluster {
+            #[cfg(feature = "cluster")]
+            Some(_) => crate::cluster::member_config(secret.as_ref()),
+            _ => with_tokq(SessionConfig::new()),
+        };
+        // DataFusion's default is this machine's cores, Ballista's 16: one default for both, so that
+        // what depends on the partitions (packed rows, partition-layout files) is the same locally
+        // and on a cluster. Give a cluster more with --partitions.
+        let n = self.partitions.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if n == 0 {
+            bail!("--partitions must be at least 1");
+        }
+        config = config.with_target_partitions(n);
+        config = config.set_str("tokq.on_bad_row", self.on_bad_row.as_str());
+        match &self.cluster {
+            Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
+            #[cfg(feature = "cluster")]
+            Some(url) => crate::cluster::remote_context(url, config, secret.as_ref(), self.wait_for_executors).await,
+            #[cfg(not(feature = "cluster"))]
+            Some(_) => bail!("this tokq was built without the 'cluster' feature"),
+            None => {
+                let ctx = local_context(config)?;
+                if let Some(limit) = &self.memory_limit {
+                    ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
+                        .await
+                        .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
+                }
+                Ok(ctx)
+            }
+        }
+    }
+
+    /// A runner of `recipe` on `ctx` (a context of this placement), showing no progress and
+    /// keeping no result rows until the face sets them.
+    pub fn runner<'a>(&self, ctx: &'a SessionContext, recipe: &'a Recipe) -> Runner<'a> {
+        Runner { cluster: self.cluster.clone(), ..Runner::new(ctx, recipe) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_local_context_carries_the_partitions_and_the_bad_row_choice() {
+        let p = Placement { partitions: Some(3), on_bad_row: OnBadRow::Skip, ..Placement::default() };
+        let ctx = p.context().await.unwrap();
+        let state = ctx.state();
+        assert_eq!(state.config().target_partitions(), 3);
+        assert_eq!(tokq_udfs::TokqOptions::from_config(state.config().options()).on_bad_row, OnBadRow::Skip);
+    }
+
+    #[tokio::test]
+    async fn zero_partitions_and_a_cluster_memory_limit_are_refused_in_one_line() {
+        let refusal = |p: Placement| async move { p.context().await.err().map(|e| e.to_string()) };
+        assert_eq!(refusal(Placement { partitions: Some(0), ..Placement::default() }).await.as_deref(), Some("--partitions must be at least 1"));
+        let p = Placement { cluster: Some("df://127.0.0.1:1".into()), memory_limit: Some("1G".into()), ..Placement::default() };
+        assert_eq!(refusal(p).await.as_deref(), Some("--memory-limit applies to local runs; give executors --memory-pool-bytes"));
+    }
+
+    #[tokio::test]
+    async fn two_runs_at_once_each_count_their_own_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let recipe = |name: &str, rows: usize| {
+            let path = dir.path().join(format!("{name}.jsonl"));
+            std::fs::write(&path, "{\"text\": \"x\"}\n".repeat(rows)).unwrap();
+            Recipe::parse(name, &format!("SELECT count(*) FROM read_jsonl('{}')", path.display()), &Default::default()).unwrap()
+        };
+        let (small, large) = (recipe("small", 10), recipe("large", 20_000));
+        let p = Placement { partitions: Some(2), ..Placement::default() };
+        let (a, b) = (p.context().await.unwrap(), p.context().await.unwrap());
+        let (one, two) = (p.runner(&a, &small), p.runner(&b, &large));
+        let (small, large) = tokio::join!(one.run(), two.run());
+        assert_eq!((small.unwrap().rows_read, large.unwrap().rows_read), (10, 20_000));
+    }
+}
