@@ -7,6 +7,7 @@ the same rows and the two split runs the same files byte for byte.
     python tests/bench/one_file.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared --gb 1
 """
 import argparse
+import hashlib
 import pathlib
 import shutil
 import subprocess
@@ -14,7 +15,18 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scaling import RECIPE, digest, make_input, run_client  # noqa: E402
+from scaling import make_input, run_client  # noqa: E402
+
+RECIPE = pathlib.Path(__file__).resolve().parents[2] / "queries" / "fineweb.sql"
+
+
+def digest(dirs):
+    """sha256 of every file of the folders, by name: the same files byte for byte."""
+    h = {}
+    for d in dirs:
+        for f in sorted(d.iterdir()):
+            h[f"{d.name}/{f.name}"] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return h
 
 
 def rows(tokq: str, out: pathlib.Path) -> str:

@@ -20,7 +20,6 @@ Runs, in one script:
 import argparse
 import json
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -28,29 +27,10 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from scaling import make_input, run_client, run_cluster  # noqa: E402
+from scaling import distinct_copy, make_input, run_client, run_cluster  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "queries" / "pretrain.sql"
-
-
-# Words every copy keeps: Gopher's stop words, so that copies pass its stop-word rule as the
-# original does.
-KEPT = {"the", "be", "to", "of", "and", "that", "have", "with"}
-
-
-def distinct_copy(copy: int, text: str) -> str:
-    """Copy `copy` of a text with the letters of its non-stop words shifted by `copy` (copy 0 is
-    the original): the copies keep the text's shape (lines, words, lengths, punctuation, stop
-    words) but are not duplicates (26 distinct copies, 1.6 GB of Wikipedia's sample), so dedup
-    keeps them and the stages after it see as much text as they would on a real corpus."""
-    k = copy % 25 + 1 if copy else 0
-    if not k:
-        return text
-    lower = "abcdefghijklmnopqrstuvwxyz"
-    shifted = lower[k:] + lower[:k]
-    table = str.maketrans(lower + lower.upper(), shifted + shifted.upper())
-    return re.sub(r"[A-Za-z]+", lambda m: m[0] if m[0].lower() in KEPT else m[0].translate(table), text)
 
 
 def pinned(args):

@@ -1,14 +1,19 @@
-"""Scaling of the FineWeb recipe (`queries/fineweb.sql`: FineWeb's filter cascade, kept rows and
-rejects with reasons) on >= 1 GB: a local run, a cluster of 1 executor and a cluster of
-2 executors, all on this machine and on 127.0.0.1. Each executor has one task slot (--vcores 1),
-so the 2/1 ratio is what a second executor adds; the local run uses every core.
+"""Scaling of a recipe (default `queries/pretrain.sql`, the whole job) across partitions and
+executors on one machine: where cores idle, statement by statement.
 
-The input is the largest corpus in ../shared/corpora (Wikipedia, 62 MB of JSONL), copied into
-shards with fresh ids until it reaches --gb. Prints wall time, MB/s, the peak RSS of every
-process (client, scheduler, executors) and the 2/1 ratio, and checks that the three runs wrote
-the same files byte for byte.
+The input is Wikipedia's sample (../shared/corpora, 62 MB of JSONL) copied into --shards files
+until it reaches --gb, each copy with fresh ids and its words shifted (`pretrain.py`'s
+`distinct_copy`), so dedup keeps them and every stage sees real work. Then:
+- a local run at each of --partitions (e.g. 1,2), with --memory-limit when given;
+- a local Ballista cluster (scheduler and executors on 127.0.0.1) of each of --executors, every
+  executor with one task slot, at as many partitions as the largest --partitions.
+For each run: wall, MB/s, speed-up and efficiency against the first run (efficiency: speed-up over
+the cores it could use), the peak RSS of every process; per statement (from --stats-json): seconds
+and cores busy (CPU seconds over wall seconds, local runs). Every run's output and rejects must
+hold the same rows (an order-free digest over every column); the script fails if they do not.
 
-    python tests/bench/scaling.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared --gb 1
+    python tests/bench/scaling.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared \\
+        --gb 0.25 --partitions 1,2 --executors 2
 """
 import argparse
 import gzip
@@ -23,7 +28,24 @@ import tempfile
 import time
 import urllib.request
 
-RECIPE = pathlib.Path(__file__).resolve().parents[2] / "queries" / "fineweb.sql"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# Words every copy keeps: Gopher's stop words, so that copies pass its stop-word rule as the
+# original does.
+KEPT = {"the", "be", "to", "of", "and", "that", "have", "with"}
+
+
+def distinct_copy(copy: int, text: str) -> str:
+    """Copy `copy` of a text with the letters of its non-stop words shifted by `copy` (copy 0 is
+    the original): the copies keep the text's shape (lines, words, lengths, punctuation, stop
+    words) but are not duplicates (26 distinct copies, 1.6 GB of Wikipedia's sample), so dedup
+    keeps them and the stages after it see as much text as they would on a real corpus."""
+    k = copy % 25 + 1 if copy else 0
+    if not k:
+        return text
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    table = str.maketrans(lower + lower.upper(), lower[k:] + lower[:k] + (lower[k:] + lower[:k]).upper())
+    return " ".join(w if w.lower() in KEPT else w.translate(table) for w in text.split(" "))
 
 
 def free_port():
@@ -85,14 +107,6 @@ def run_client(args, out_dir: pathlib.Path):
         return wall, int(rss.read().split()[-1]) / 1024
 
 
-def digest(dirs):
-    h = {}
-    for d in dirs:
-        for f in sorted(d.iterdir()):
-            h[f"{d.name}/{f.name}"] = hashlib.sha256(f.read_bytes()).hexdigest()
-    return h
-
-
 def wait_executors(port: int, n: int):
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -134,52 +148,117 @@ def run_cluster(tokq: str, args, executors: int, out: pathlib.Path, executor_arg
         shutil.rmtree(logs, ignore_errors=True)
 
 
+def rows_digest(folder: pathlib.Path) -> str:
+    """Row count and an order-free digest of every row of a tokq output folder: each row hashed
+    over all its columns, the sorted row hashes hashed again."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not folder.exists():
+        return "absent"
+    table = pq.read_table(folder)
+    columns = []
+    for name in sorted(table.column_names):
+        col = table.column(name).combine_chunks()
+        if pa.types.is_list(col.type) and pa.types.is_integer(col.type.value_type):
+            values = np.asarray(col.values.to_numpy(zero_copy_only=False), dtype=np.int64)
+            offsets = col.offsets.to_numpy()
+            columns.append([values[offsets[i]:offsets[i + 1]].tobytes() for i in range(len(col))])
+        else:
+            columns.append([repr(v).encode() for v in col.to_pylist()])
+    rows = sorted(hashlib.sha256(b"\x1f".join(cells)).digest() for cells in zip(*columns))
+    return f"{len(rows)} rows {hashlib.sha256(b''.join(rows)).hexdigest()[:16]}"
+
+
+def declared(tokq: str, recipe: str) -> set:
+    """The parameters a recipe takes: its PARAMETERS (`tokq params`), or the `${name}`s it uses."""
+    p = subprocess.run([tokq, "params", recipe], capture_output=True, text=True)
+    if p.returncode == 0:
+        return {line.split()[0] for line in p.stdout.splitlines() if line and not line[0].isspace()}
+    text = pathlib.Path(recipe).read_text()
+    return {part.split("}")[0].split(":-")[0] for part in text.split("${")[1:]}
+
+
+def statements(stats: pathlib.Path):
+    s = json.loads(stats.read_text())
+    return {st["number"]: (st["sql"][:48], st["seconds"], (st.get("cpu") or {}).get("cores_busy")) for st in s["statements"]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokq", required=True)
     ap.add_argument("--shared", required=True)
+    ap.add_argument("--recipe", default=str(ROOT / "queries" / "pretrain.sql"))
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--shards", type=int, default=16)
-    ap.add_argument("--work", help="folder for input and outputs (default: a temporary one)")
+    ap.add_argument("--partitions", default="1,2", help="local runs, one per count")
+    ap.add_argument("--executors", default="", help="cluster runs, one per executor count (one slot each)")
+    ap.add_argument("--memory-limit", help="--memory-limit of the local runs, e.g. 2G")
+    ap.add_argument("--work", help="folder for input and outputs (default: a temporary one, removed after)")
     a = ap.parse_args()
+    a.shared = str(pathlib.Path(a.shared).resolve())
     work = pathlib.Path(a.work or tempfile.mkdtemp(prefix="tokq-scaling-"))
     inp = work / "in"
     if not inp.exists():
-        size = make_input(pathlib.Path(a.shared), inp, a.gb, a.shards)
-    else:
-        size = sum(f.stat().st_size for f in inp.iterdir())
-    mb = size / 1e6
-    out, rej = work / "out", work / "rejects"
-    base = [a.tokq, "run", str(RECIPE), "--quiet", "--set", f"input={inp}/*.jsonl",
-            "--set", f"output={out}/", "--set", f"rejects={rej}/"]
-    print(f"input: {mb:.0f} MB in {a.shards} shards under {inp}")
-    results, digests = [], []
+        make_input(pathlib.Path(a.shared), inp, a.gb, a.shards, distinct_copy)
+    mb = sum(f.stat().st_size for f in inp.iterdir()) / 1e6
+    sets = {"input": f"{inp}/*.jsonl", "output": f"{work}/o/", "rejects": f"{work}/r/", "work": f"{work}/w/",
+            "tokenizer": f"{a.shared}/tokenizers/gpt2/tokenizer.json", "eos": "<|endoftext|>"}
+    base = [a.tokq, "run", a.recipe, "--quiet"]
+    for k, v in sets.items():
+        if k in declared(a.tokq, a.recipe):
+            base += ["--set", f"{k}={v}"]
+    parts = [int(p) for p in a.partitions.split(",") if p]
+    executors = [int(e) for e in a.executors.split(",") if e]
+    cores = os.cpu_count() or 1
+    print(f"input: {mb:.0f} MB in {a.shards} files; recipe {a.recipe}; {cores} cores")
 
     def clear():
-        shutil.rmtree(out, ignore_errors=True)
-        shutil.rmtree(rej, ignore_errors=True)
+        for d in ("o", "r", "w"):
+            shutil.rmtree(work / d, ignore_errors=True)
 
-    clear()
-    wall, rss = run_client(base + ["--partitions", str(os.cpu_count())], out)
-    results.append(("local", wall, {"tokq run": rss}))
-    digests.append(digest([out, rej]))
-
-    for executors in (1, 2):
+    runs = []
+    for p in parts:
         clear()
-        wall, peaks = run_cluster(a.tokq, base + ["--partitions", str(a.shards)], executors, out)
-        results.append((f"cluster, {executors} executor{'s' if executors > 1 else ''}", wall, peaks))
-        digests.append(digest([out, rej]))
+        stats = work / f"stats-{p}.json"
+        extra = ["--partitions", str(p), "--stats-json", str(stats)] + (["--memory-limit", a.memory_limit] if a.memory_limit else [])
+        wall, rss = run_client(base + extra, work)
+        runs.append((f"local, {p} partition{'s' if p > 1 else ''}", min(p, cores), wall, {"tokq": rss}, statements(stats),
+                     (rows_digest(work / "o"), rows_digest(work / "r"))))
+    for e in executors:
+        clear()
+        stats = work / f"stats-x{e}.json"
+        wall, peaks = run_cluster(a.tokq, base + ["--partitions", str(max(parts)), "--stats-json", str(stats)], e, work)
+        runs.append((f"cluster, {e} executor{'s' if e > 1 else ''} x 1 slot", min(e, cores), wall, peaks, statements(stats),
+                     (rows_digest(work / "o"), rows_digest(work / "r"))))
 
-    print("| run | wall s | MB/s | peak RSS MiB |\n|---|---:|---:|---|")
-    for name, wall, peaks in results:
+    first_wall, first_cores = runs[0][2], runs[0][1]
+    print("\n| run | wall s | MB/s | speed-up | efficiency | peak RSS MiB |\n|---|---:|---:|---:|---:|---|")
+    for name, used, wall, peaks, _, _ in runs:
+        speedup = first_wall / wall
         rss = ", ".join(f"{k} {v:.0f}" for k, v in peaks.items())
-        print(f"| {name} | {wall:.1f} | {mb / wall:.1f} | {rss} |")
-    one, two = results[1][1], results[2][1]
-    print(f"2-executor / 1-executor speedup: {one / two:.2f}x")
-    same = all(d == digests[0] for d in digests)
-    print(f"identical files in all three runs: {same} ({len(digests[0])} files)")
-    if not same:
-        raise SystemExit("outputs differ")
+        print(f"| {name} | {wall:.1f} | {mb / wall:.1f} | {speedup:.2f}x | {speedup * first_cores / used:.0%} | {rss} |")
+
+    print("\nper statement (seconds, and cores busy in local runs):")
+    header = "| statement | " + " | ".join(r[0] for r in runs) + " |"
+    print(header + "\n|---|" + "---:|" * len(runs))
+    numbers = sorted(set().union(*(r[4].keys() for r in runs)))
+    for n in numbers:
+        sql = next(r[4][n][0] for r in runs if n in r[4])
+        cells = []
+        for r in runs:
+            _, secs, busy = r[4].get(n, ("", float("nan"), None))
+            cells.append(f"{secs:.2f}" + (f" ({busy:.2f})" if busy is not None else ""))
+        if max(r[4].get(n, ("", 0.0, None))[1] for r in runs) >= 0.01 * first_wall:
+            print(f"| {n} `{sql}` | " + " | ".join(cells) + " |")
+
+    digests = {r[5] for r in runs}
+    print(f"\nsame rows in every run: {len(digests) == 1} ({runs[0][5][0]}; rejects {runs[0][5][1]})")
+    if not a.work:
+        shutil.rmtree(work, ignore_errors=True)
+    if len(digests) != 1:
+        raise SystemExit("outputs differ: " + "; ".join(f"{r[0]}: {r[5]}" for r in runs))
 
 
 if __name__ == "__main__":

@@ -136,7 +136,8 @@ mod tests {
         });
         std::hint::black_box(spin.join().unwrap());
         let used = watch.finish().unwrap();
-        assert!(used.cpu_seconds > 0.2 && used.cores_busy > 0.4 && used.cores_busy < 1.6, "{used:?}");
+        // At least the spinning thread's 0.4 s: the other tests of this process may add theirs.
+        assert!(used.cpu_seconds > 0.3 && used.cores_busy > 0.6, "{used:?}");
         assert!(!used.busy.is_empty() && used.busy.iter().any(|b| *b > 0.5), "{used:?}");
     }
 }

@@ -20,7 +20,8 @@ use object_store::ObjectStore;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::{exec_err, Result};
+use datafusion::common::stats::Precision;
+use datafusion::common::{exec_err, Result, Statistics};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
@@ -146,11 +147,25 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
         let files: Vec<PartitionedFile> = g.iter().map(partitioned).collect::<Result<_>>()?;
         file_groups.push(FileGroup::new(files));
     }
+    // The bytes on disk, as an inexact size: a join whose other side is small (a stage's table of
+    // sources, exact duplicates or clusters beside the documents) then collects that side into
+    // every partition instead of hashing the documents, text and all, across partitions.
+    let bytes: u64 = groups_bytes(&file_groups);
+    let statistics = Statistics::new_unknown(source.table_schema.table_schema()).with_total_byte_size(Precision::Inexact(bytes as usize));
     // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
     // partitions must hold exactly their groups, so that output files and packed rows do not
     // depend on timing.
-    let config = FileScanConfigBuilder::new(store, Arc::new(source)).with_file_groups(file_groups).with_preserve_order(true).build();
+    let config = FileScanConfigBuilder::new(store, Arc::new(source))
+        .with_file_groups(file_groups)
+        .with_statistics(statistics)
+        .with_preserve_order(true)
+        .build();
     Ok(DataSourceExec::from_data_source(config))
+}
+
+/// The bytes a scan's groups read (a piece's bytes for a piece of a file).
+fn groups_bytes(groups: &[FileGroup]) -> u64 {
+    groups.iter().flat_map(|g| g.files()).map(|f| f.extensions.get::<Piece>().map_or(f.object_meta.size, |p| p.bytes)).sum()
 }
 
 /// A file as DataFusion's scan holds it: its name as listed, and its version, so that the sink's
