@@ -182,7 +182,8 @@ def declared(tokq: str, recipe: str) -> set:
 
 def statements(stats: pathlib.Path):
     s = json.loads(stats.read_text())
-    return {st["number"]: (st["sql"][:48], st["seconds"], (st.get("cpu") or {}).get("cores_busy")) for st in s["statements"]}
+    return {st["number"]: (f"{pathlib.Path(st['file']).name}:{st['line']}", st["seconds"], (st.get("cpu") or {}).get("cores_busy"))
+            for st in s["statements"]}
 
 
 def main():
@@ -251,7 +252,7 @@ def main():
             _, secs, busy = r[4].get(n, ("", float("nan"), None))
             cells.append(f"{secs:.2f}" + (f" ({busy:.2f})" if busy is not None else ""))
         if max(r[4].get(n, ("", 0.0, None))[1] for r in runs) >= 0.01 * first_wall:
-            print(f"| {n} `{sql}` | " + " | ".join(cells) + " |")
+            print(f"| {n} ({sql}) | " + " | ".join(cells) + " |")
 
     digests = {r[5] for r in runs}
     print(f"\nsame rows in every run: {len(digests) == 1} ({runs[0][5][0]}; rejects {runs[0][5][1]})")
