@@ -149,9 +149,13 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
     }
     // The bytes on disk, as an inexact size: a join whose other side is small (a stage's table of
     // sources, exact duplicates or clusters beside the documents) then collects that side into
-    // every partition instead of hashing the documents, text and all, across partitions.
-    let bytes: u64 = groups_bytes(&file_groups);
-    let statistics = Statistics::new_unknown(source.table_schema.table_schema()).with_total_byte_size(Precision::Inexact(bytes as usize));
+    // every partition instead of hashing the documents, text and all, across partitions. A scan
+    // of no files has no partitions at all, which no join can collect: its size stays unknown.
+    let unknown = Statistics::new_unknown(source.table_schema.table_schema());
+    let statistics = match groups_bytes(&file_groups) {
+        _ if file_groups.is_empty() => unknown,
+        bytes => unknown.with_total_byte_size(Precision::Inexact(bytes as usize)),
+    };
     // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
     // partitions must hold exactly their groups, so that output files and packed rows do not
     // depend on timing.
