@@ -339,7 +339,10 @@ fn the_pieces_of_one_file_on_a_cluster_give_the_local_runs_files() {
 fn progress_on_a_cluster_counts_what_the_executors_commit() {
     // Reads happen on the executors: the client used to show '0.0 MB, 0 rows' throughout.
     let tmp = tempfile::tempdir().unwrap();
-    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 32, 700);
+    // Long enough (several seconds) for the client's half-second looks at the journal to see
+    // files committed while the job runs: at 700 documents a file the whole job took 1.4 s, and
+    // under the load of the other tests no look fell between the first commit and the end.
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 32, 2500);
     let cluster = start(2);
     let mut args: Vec<String> = job.args().into_iter().filter(|a| a != "--quiet").collect();
     args.extend(["--cluster".to_string(), cluster.url(), "--partitions".into(), "4".into()]);
