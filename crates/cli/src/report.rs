@@ -212,14 +212,13 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
 /// Where the cores idled: each statement that took a tenth of the run or more, with the cores
 /// its process kept busy on average and the share of the partitions that is.
 fn print_cpu(stats: &RunStats) {
-    let timed: Vec<_> = stats.statements.iter().filter(|t| t.cpu.is_some() && t.seconds >= 0.1 && t.seconds >= stats.wall_seconds / 10.0).collect();
+    let timed: Vec<_> = stats.statements.iter().filter(|t| t.seconds >= 0.1 && t.seconds >= stats.wall_seconds / 10.0).filter_map(|t| Some((t, t.cpu.as_ref()?))).collect();
     if timed.is_empty() {
         return;
     }
     let cores = stats.partitions.min(stats.cores).max(1);
     eprintln!("tokq: time per statement ({} partitions on {} cores; cores busy on average):", stats.partitions, stats.cores);
-    for t in timed {
-        let Some(cpu) = &t.cpu else { continue };
+    for (t, cpu) in timed {
         eprintln!(
             "    statement {} ({}:{}): {:.2} s, {:.1} CPU s, {:.2} cores busy ({:.0}% of {cores})",
             t.number,

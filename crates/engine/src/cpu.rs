@@ -15,7 +15,7 @@ const MAX_SAMPLES: usize = 120;
 const FIRST_INTERVAL: Duration = Duration::from_millis(100);
 
 /// User plus system CPU seconds this process has used, all threads together.
-pub fn process_cpu_seconds() -> Option<f64> {
+fn process_cpu_seconds() -> Option<f64> {
     #[cfg(unix)]
     {
         // SAFETY: getrusage writes one rusage struct, which is plain data, and reads nothing else.
@@ -51,21 +51,19 @@ pub struct CpuWatch {
     sampler: tokio::task::JoinHandle<()>,
 }
 
-#[derive(Default)]
 struct Series {
     interval: Duration,
     busy: Vec<f32>,
-    /// CPU seconds and instant of the last sample.
-    last: Option<(f64, Instant)>,
+    /// CPU seconds and instant of the last sample (the start, before the first).
+    last: (f64, Instant),
 }
 
 impl Series {
     fn sample(&mut self, cpu: f64, at: Instant) {
-        if let Some((cpu0, at0)) = self.last {
-            let wall = at.duration_since(at0).as_secs_f64().max(1e-6);
-            self.busy.push(((cpu - cpu0) / wall) as f32);
-        }
-        self.last = Some((cpu, at));
+        let (cpu0, at0) = self.last;
+        let wall = at.duration_since(at0).as_secs_f64().max(1e-6);
+        self.busy.push(((cpu - cpu0) / wall) as f32);
+        self.last = (cpu, at);
         if self.busy.len() >= MAX_SAMPLES {
             self.busy = self.busy.chunks(2).map(|p| p.iter().sum::<f32>() / p.len() as f32).collect();
             self.interval *= 2;
@@ -77,7 +75,7 @@ impl CpuWatch {
     /// Starts sampling on the current tokio runtime; `None` where CPU time cannot be read.
     pub fn start() -> Option<Self> {
         let (started, cpu_at_start) = (Instant::now(), process_cpu_seconds()?);
-        let series = Arc::new(Mutex::new(Series { interval: FIRST_INTERVAL, busy: Vec::new(), last: Some((cpu_at_start, started)) }));
+        let series = Arc::new(Mutex::new(Series { interval: FIRST_INTERVAL, busy: Vec::new(), last: (cpu_at_start, started) }));
         let s = Arc::clone(&series);
         let sampler = tokio::spawn(async move {
             loop {
@@ -96,7 +94,7 @@ impl CpuWatch {
         let (now, cpu) = (Instant::now(), process_cpu_seconds()?);
         let wall = now.duration_since(self.started).as_secs_f64().max(1e-6);
         let mut series = self.series.lock().unwrap_or_else(|p| p.into_inner());
-        if series.last.is_some_and(|(_, at)| now.duration_since(at) >= Duration::from_millis(10)) {
+        if now.duration_since(series.last.1) >= Duration::from_millis(10) {
             series.sample(cpu, now);
         }
         let cpu_seconds = (cpu - self.cpu_at_start).max(0.0);
@@ -111,7 +109,7 @@ mod tests {
     #[test]
     fn a_long_series_halves_and_keeps_its_mean() {
         let (mut at, mut cpu) = (Instant::now(), 0.0);
-        let mut s = Series { interval: FIRST_INTERVAL, busy: Vec::new(), last: Some((cpu, at)) };
+        let mut s = Series { interval: FIRST_INTERVAL, busy: Vec::new(), last: (cpu, at) };
         // One core busy for 150 samples, then two for 150, each sample one interval apart.
         for i in 0..300 {
             let cores = if i < 150 { 1.0 } else { 2.0 };

@@ -191,23 +191,21 @@ fn count_documents(documents: &mut BTreeMap<String, u64>, read: impl IntoIterato
 
 /// Rows read from each raw input since `before` was taken.
 fn read_since(counters: &ReadCounters, before: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    rows_of(counters, &before.keys().cloned().collect()).into_iter().map(|(f, rows)| (f.clone(), rows.saturating_sub(before[&f]))).collect()
+    rows_of(counters, &before.keys().cloned().collect()).into_iter().map(|(f, rows)| {
+        let read = rows.saturating_sub(before[&f]);
+        (f, read)
+    }).collect()
 }
 
 fn rows_from(counters: &ReadCounters, files: &BTreeSet<String>) -> u64 {
     rows_of(counters, files).values().sum()
 }
 
-/// Rows the scans of a COPY read from each of its raw inputs, as the files it wrote in the source
-/// layout report them: where the scans ran (an executor), this process counted nothing.
-fn written_source_rows(files: &[WrittenFile]) -> BTreeMap<String, u64> {
-    let mut rows = BTreeMap::new();
-    for f in files.iter().filter(|f| !f.resumed) {
-        if let (Some(source), Some(n)) = (&f.record.source, f.source_rows) {
-            rows.insert(source.clone(), n);
-        }
-    }
-    rows
+/// Rows the scans of a COPY read from each raw input, as the files it wrote in the source layout
+/// report them (a file's kept and rejects parts report the same rows): what an executor read,
+/// where this process counted nothing, and what an interrupted run read before.
+fn source_rows<'f>(files: impl Iterator<Item = &'f WrittenFile>) -> BTreeMap<String, u64> {
+    files.filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect()
 }
 
 /// Sum of the input sizes of every lineage scan in a plan, for the progress bar's total.
@@ -223,6 +221,7 @@ fn input_bytes(plan: &Arc<dyn ExecutionPlan>) -> Option<u64> {
 }
 
 /// What the statements of a run wrote and read.
+#[derive(Default)]
 struct Done {
     /// What this process's scans read, live.
     counters: Arc<ReadCounters>,
@@ -350,7 +349,7 @@ impl<'a> Runner<'a> {
     async fn run_statements(&self, run: &[Statement]) -> (RunStats, Option<StatementError>) {
         let started = Instant::now();
         let counters = ReadCounters::install(self.ctx);
-        let mut done = Done { counters: Arc::clone(&counters), remote_rows: 0, remote_sources: BTreeMap::new(), packing: None, outputs: Vec::new(), accounting: Vec::new(), components: Vec::new(), documents: BTreeMap::new() };
+        let mut done = Done { counters: Arc::clone(&counters), ..Done::default() };
         let mut failed = None;
         let mut resubmitted = Vec::new();
         let mut statements = Vec::new();
@@ -459,7 +458,7 @@ impl<'a> Runner<'a> {
                 let written = written?;
                 count_documents(documents, read_since(counters, &raw_before));
                 // On a cluster the executors read: the files they wrote say how many rows.
-                let remote = if self.cluster.is_some() { written_source_rows(&written.files) } else { BTreeMap::new() };
+                let remote = if self.cluster.is_some() { source_rows(written.files.iter().filter(|f| !f.resumed)) } else { BTreeMap::new() };
                 let remote_read: u64 = remote.values().sum();
                 *remote_rows += remote_read;
                 // Files in the source layout are raw inputs' (tokq's outputs read again cannot have it).
@@ -468,12 +467,7 @@ impl<'a> Runner<'a> {
                     *remote_sources.entry(source).or_default() += n;
                 }
                 // Inputs whose output an interrupted run committed were not read again.
-                for f in written.files.iter().filter(|f| f.resumed && !f.rejects) {
-                    if let (Some(source), Some(rows)) = (&f.record.source, f.source_rows) {
-                        let n = documents.entry(source.clone()).or_default();
-                        *n = (*n).max(rows);
-                    }
-                }
+                count_documents(documents, source_rows(written.files.iter().filter(|f| f.resumed && !f.rejects)));
                 if let Some(c) = pack_counts(&plan) {
                     let total = packing.get_or_insert_with(PackCounts::default);
                     *total = total.add(&c);
@@ -485,7 +479,7 @@ impl<'a> Runner<'a> {
                     let rejects_target = target.rejects_file.clone().unwrap_or_else(|| r.location.clone());
                     outputs.push(OutputStats::new(&rejects_target, m, &written.files, true));
                     // Input files whose output an interrupted run committed were not read again.
-                    let resumed: BTreeMap<_, _> = written.files.iter().filter(|f| f.resumed).filter_map(|f| Some((f.record.source.clone()?, f.source_rows?))).collect();
+                    let resumed = source_rows(written.files.iter().filter(|f| f.resumed));
                     accounting.push(Accounting {
                         statement: stmt.number,
                         input_rows: rows_from(counters, &inputs) - rows_before + remote_read + resumed.values().sum::<u64>(),

@@ -142,6 +142,7 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
         Some(url) => object_store_url(&url)?,
         None => ObjectStoreUrl::local_filesystem(),
     };
+    let bytes: u64 = groups.iter().flatten().map(FileRef::bytes).sum();
     let mut file_groups = Vec::with_capacity(groups.len());
     for g in groups {
         let files: Vec<PartitionedFile> = g.iter().map(partitioned).collect::<Result<_>>()?;
@@ -152,10 +153,7 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
     // every partition instead of hashing the documents, text and all, across partitions. A scan
     // of no files has no partitions at all, which no join can collect: its size stays unknown.
     let unknown = Statistics::new_unknown(source.table_schema.table_schema());
-    let statistics = match groups_bytes(&file_groups) {
-        _ if file_groups.is_empty() => unknown,
-        bytes => unknown.with_total_byte_size(Precision::Inexact(bytes as usize)),
-    };
+    let statistics = if file_groups.is_empty() { unknown } else { unknown.with_total_byte_size(Precision::Inexact(bytes as usize)) };
     // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
     // partitions must hold exactly their groups, so that output files and packed rows do not
     // depend on timing.
@@ -165,11 +163,6 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
         .with_preserve_order(true)
         .build();
     Ok(DataSourceExec::from_data_source(config))
-}
-
-/// The bytes a scan's groups read (a piece's bytes for a piece of a file).
-fn groups_bytes(groups: &[FileGroup]) -> u64 {
-    groups.iter().flat_map(|g| g.files()).map(|f| f.extensions.get::<Piece>().map_or(f.object_meta.size, |p| p.bytes)).sum()
 }
 
 /// A file as DataFusion's scan holds it: its name as listed, and its version, so that the sink's
