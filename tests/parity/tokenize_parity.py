@@ -16,6 +16,8 @@ import argparse, gzip, hashlib, json, os, shutil, subprocess, sys, tempfile, tim
 
 import pyarrow.parquet as pq
 
+from tokenizer_files import PII, neox_style
+
 
 def lines(path):
     opener = gzip.open if path.endswith(".gz") else open
@@ -56,6 +58,9 @@ def adversarial(path, wikipedia):
         ("e\u0301" + "A\u0301B" + " \u0301x" + "\u0915\u094d\u0937") * 3_000,
         "'s'S'\u017f'll'LL'Re 've ']'d don't DON'T Don'T we'VE" * 2_000,
         "<|endoftext|> x<|im_start|>user\n<|begin_of_text|><|end_of_text|><|endoftext|><|endoftext" * 50,
+        # Added tokens inside words, after normalization, and overlapping runs of spaces.
+        "".join(f"a{p}b {p}{p}  c{p[:-1]} \u0065\u0301{p}" for p in PII) * 200 + " " * 37 + "x" + " " * 5,
+        "<s>[INST] x</s><unk>[/INST]<s><s>  </s>" * 100,
         "emoji \U0001F600 and \U0001D518\U0001D52B\U0001D526 \U00020706 mixed",
     ]
     points = [c for c in list(range(0, 0x32400)) + list(range(0xE0000, 0xE01F0)) if not 0xD800 <= c < 0xE000]
@@ -96,7 +101,10 @@ def main():
         "gpt2": (os.path.join(s, "tokenizers/gpt2/tokenizer.json"), None, "tokq-bpe"),
         "llama3": (os.path.join(s, "tokenizers/llama3/tokenizer.json"), None, "tokq-bpe"),
         "qwen": (os.path.join(s, "tokenizers/qwen/tokenizer.json"), None, "tokq-bpe"),
+        "neox-style": (neox_style(s, work), None, "tokq-bpe"),
         "mistral-v1": (os.path.join(s, "tokenizers/mistral/tokenizer.v1.json"), None, "hf-tokenizers"),
+        "mistral-v3": (os.path.join(s, "tokenizers/mistral/tokenizer.v3.json"), None, "hf-tokenizers"),
+        "llama2-pii": (os.path.join(s, "tokenizers/llama2-pii/tokenizer.json"), None, "hf-tokenizers"),
         "cl100k_base": ("tiktoken:cl100k_base", "cl100k_base", "tokq-bpe"),
         "o200k_base": ("tiktoken:o200k_base", "o200k_base", "tokq-bpe"),
     }

@@ -1,26 +1,47 @@
-//! Hugging Face `tokenizer.json`, through the `tokenizers` crate.
+//! Hugging Face `tokenizer.json`, through the `tokenizers` crate (the 1.0 line): the fallback
+//! for files tokq's own encoders do not reproduce.
+
+use rustc_hash::FxHashMap;
+use tokenizers::pipeline::{EncodeOptions, PipelineToken, PipelineTokenizer};
 
 use super::chunk::ChunkStyle;
 use super::Encode;
 
 pub struct HfTokenizer {
-    inner: tokenizers::Tokenizer,
+    inner: PipelineTokenizer,
+    /// The model's vocabulary as the file spells it: tokenizers 1.0 has no `token_to_id` on the
+    /// pipeline, and `bos=`/`eos=` name tokens the way 0.x's did (added tokens, then the model).
+    vocab: FxHashMap<String, u32>,
 }
 
 impl HfTokenizer {
     pub fn from_bytes(bytes: &[u8]) -> Result<(Self, ChunkStyle), String> {
-        let inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
-        Ok((Self { inner }, chunk_style(bytes)))
+        let mut json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let vocab = match &json["model"]["vocab"] {
+            // BPE, WordPiece, WordLevel: {token: id}.
+            serde_json::Value::Object(m) => {
+                m.iter().filter_map(|(t, id)| Some((t.clone(), u32::try_from(id.as_u64()?).ok()?))).collect()
+            }
+            // Unigram: [[token, score], ...], the id being the position.
+            serde_json::Value::Array(pieces) => (0u32..)
+                .zip(pieces)
+                .filter_map(|(id, p)| Some((p.get(0)?.as_str()?.to_string(), id)))
+                .collect(),
+            _ => FxHashMap::default(),
+        };
+        let style = chunk_style(&json);
+        // tokenizers 1.0 reads only the canonical form (version 2.0); files written by 0.x are
+        // upgraded in memory, as its Python package does.
+        tokenizers::canonicalize_value(&mut json).map_err(|e| e.to_string())?;
+        let inner = tokenizers::from_json(&json.to_string()).map_err(|e| e.to_string())?;
+        Ok((Self { inner, vocab }, style))
     }
 }
 
 /// SentencePiece-style files (Llama-2, Mistral) prepend '▁' to the whole text in the normalizer,
 /// so a chunk that starts at a space must drop that space and let the normalizer supply it.
-fn chunk_style(json: &[u8]) -> ChunkStyle {
-    let prepends = serde_json::from_slice::<serde_json::Value>(json)
-        .ok()
-        .and_then(|v| v.get("normalizer").cloned())
-        .is_some_and(|n| n.to_string().contains(r#""type":"Prepend""#));
+fn chunk_style(json: &serde_json::Value) -> ChunkStyle {
+    let prepends = json.get("normalizer").is_some_and(|n| n.to_string().contains(r#""type":"Prepend""#));
     if prepends {
         ChunkStyle::DropSpace
     } else {
@@ -30,12 +51,21 @@ fn chunk_style(json: &[u8]) -> ChunkStyle {
 
 impl Encode for HfTokenizer {
     fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
-        let enc = self.inner.encode_fast(text, false).map_err(|e| e.to_string())?;
-        Ok(enc.get_ids().to_vec())
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.encode_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), String> {
+        let opts = EncodeOptions { add_special_tokens: false, ..Default::default() };
+        let mut tokens = Vec::with_capacity(text.len() / 3);
+        self.inner.encode_into(text, &opts, &mut tokens).map_err(|e| e.to_string())?;
+        out.extend_from_slice(PipelineToken::cast_slice(&tokens));
+        Ok(())
     }
 
     fn token_id(&self, token: &str) -> Option<u32> {
-        self.inner.token_to_id(token)
+        self.inner.get_added_vocabulary().token_to_id(token).or_else(|| self.vocab.get(token).copied())
     }
 
     fn backend(&self) -> &'static str {

@@ -1,9 +1,15 @@
 //! The Unicode classes the split regexes test, as one byte of flags per code point.
 //!
-//! The sets come from `regex-syntax`, the tables the reference regexes are compiled from
-//! (tiktoken's `fancy-regex`), so `\p{L}` here means exactly what it means there. A two-level
-//! table (128-code-point blocks, identical blocks shared) keeps lookups to two loads and the
-//! whole table in a few tens of kilobytes.
+//! Two references, two Unicode versions, so two tables ([`Classes::of`]):
+//! - tiktoken compiles its regexes with `fancy-regex`, whose classes come from `regex-syntax`
+//!   (Unicode 16): the tiktoken table is built from those same sets, so `\p{L}` means exactly
+//!   what it means there;
+//! - Hugging Face tokenizers 1.0 splits with `bitcannon`'s classifier (Unicode 17): the
+//!   `tokenizer.json` table is read off that classifier, code point by code point.
+//!
+//! They differ only on the code points Unicode 17 assigned. A two-level table (128-code-point
+//! blocks, identical blocks shared) keeps lookups to two loads and the whole table in a few tens
+//! of kilobytes.
 
 use std::sync::LazyLock;
 
@@ -23,27 +29,57 @@ pub const LOWER: u8 = 16;
 const BLOCK: usize = 128;
 const CODE_POINTS: usize = 0x110000;
 
-struct Table {
+/// Whose Unicode tables a tokenizer must split with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unicode {
+    /// tiktoken's (`regex-syntax`).
+    Tiktoken,
+    /// Hugging Face tokenizers 1.0's (`bitcannon`).
+    Tokenizers,
+}
+
+pub struct Classes {
     index: Vec<u16>,
     blocks: Vec<[u8; BLOCK]>,
 }
 
-static TABLE: LazyLock<Table> = LazyLock::new(build);
+static TIKTOKEN: LazyLock<Classes> = LazyLock::new(|| Classes::pack(&from_regex_syntax()));
+static TOKENIZERS: LazyLock<Classes> = LazyLock::new(|| Classes::pack(&from_bitcannon()));
 
-/// The flags of the code point `cp` (a valid `char` value).
-#[inline]
-pub fn of_code_point(cp: u32) -> u8 {
-    let t = &*TABLE;
-    let cp = cp as usize;
-    t.blocks[t.index[cp / BLOCK] as usize][cp % BLOCK]
+impl Classes {
+    /// The table of `unicode`, built on first use.
+    pub fn of(unicode: Unicode) -> &'static Classes {
+        match unicode {
+            Unicode::Tiktoken => &TIKTOKEN,
+            Unicode::Tokenizers => &TOKENIZERS,
+        }
+    }
+
+    /// The flags of the code point `cp` (a valid `char` value).
+    #[inline]
+    pub fn of_code_point(&self, cp: u32) -> u8 {
+        let cp = cp as usize;
+        self.blocks[self.index[cp / BLOCK] as usize][cp % BLOCK]
+    }
+
+    fn pack(flat: &[u8]) -> Self {
+        let mut blocks: Vec<[u8; BLOCK]> = Vec::new();
+        let mut seen = rustc_hash::FxHashMap::default();
+        let index = flat
+            .chunks_exact(BLOCK)
+            .map(|chunk| {
+                let block: [u8; BLOCK] = chunk.try_into().expect("exact chunks");
+                *seen.entry(block).or_insert_with(|| {
+                    blocks.push(block);
+                    (blocks.len() - 1) as u16
+                })
+            })
+            .collect();
+        Self { index, blocks }
+    }
 }
 
-/// Forces the table to be built (so the first document does not pay for it).
-pub fn warm() {
-    LazyLock::force(&TABLE);
-}
-
-fn build() -> Table {
+fn from_regex_syntax() -> Vec<u8> {
     let mut flat = vec![0u8; CODE_POINTS];
     let sets = [
         (LETTER, r"\p{L}"),
@@ -63,19 +99,36 @@ fn build() -> Table {
             }
         }
     }
-    let mut blocks: Vec<[u8; BLOCK]> = Vec::new();
-    let mut seen = rustc_hash::FxHashMap::default();
-    let index = flat
-        .chunks_exact(BLOCK)
-        .map(|chunk| {
-            let block: [u8; BLOCK] = chunk.try_into().expect("exact chunks");
-            *seen.entry(block).or_insert_with(|| {
-                blocks.push(block);
-                (blocks.len() - 1) as u16
-            })
+    flat
+}
+
+/// bitcannon tags each character with an atom: the coarse class in the low nibble (letter,
+/// numbers, whitespace, mark, ...) and a refinement in the high one (case for letters; for
+/// marks, the symbols and joiners that are not `\p{M}`).
+fn from_bitcannon() -> Vec<u8> {
+    use bitcannon::classify::{classify_scalar, Atom};
+    let (mut buf, mut tags) = ([0u8; 4], [0u8; 4]);
+    (0..CODE_POINTS as u32)
+        .map(|cp| {
+            let Some(c) = char::from_u32(cp) else { return 0 };
+            let text = c.encode_utf8(&mut buf).as_bytes();
+            classify_scalar(text, &mut tags[..text.len()]);
+            let tag = tags[0];
+            let (coarse, refined) = (tag & 0x0F, tag & 0xF0);
+            match coarse {
+                c if c == Atom::Letter as u8 => match tag {
+                    t if t == Atom::UpperLetter as u8 => LETTER | UPPER,
+                    t if t == Atom::LowerLetter as u8 => LETTER | LOWER,
+                    // Lm and Lo (Han included): in both of o200k's sets.
+                    _ => LETTER | UPPER | LOWER,
+                },
+                c if c == Atom::NumWord as u8 || c == Atom::NumOther as u8 => NUMBER,
+                c if c == Atom::Newline as u8 || c == Atom::Space as u8 || c == Atom::WsOther as u8 => SPACE,
+                c if c == Atom::Mark as u8 && refined == 0 => UPPER | LOWER,
+                _ => 0,
+            }
         })
-        .collect();
-    Table { index, blocks }
+        .collect()
 }
 
 #[cfg(test)]
@@ -95,11 +148,33 @@ mod tests {
         let mut buf = [0u8; 4];
         for c in (0..CODE_POINTS as u32).step_by(7).filter_map(char::from_u32) {
             for (flag, re) in &checks {
-                assert_eq!(of_code_point(c as u32) & flag != 0, re.is_match(c.encode_utf8(&mut buf)), "{c:?} flag {flag}");
+                assert_eq!(Classes::of(Unicode::Tiktoken).of_code_point(c as u32) & flag != 0, re.is_match(c.encode_utf8(&mut buf)), "{c:?} flag {flag}");
             }
         }
-        assert_eq!(of_code_point('a' as u32), LETTER | LOWER);
-        assert_eq!(of_code_point(0x301), UPPER | LOWER, "a combining mark is in both o200k sets, and not a letter");
-        assert_eq!(of_code_point(0x3000), SPACE);
+        let t = Classes::of(Unicode::Tiktoken);
+        assert_eq!(t.of_code_point('a' as u32), LETTER | LOWER);
+        assert_eq!(t.of_code_point(0x301), UPPER | LOWER, "a combining mark is in both o200k sets, and not a letter");
+        assert_eq!(t.of_code_point(0x3000), SPACE);
+    }
+
+    #[test]
+    fn the_two_references_differ_only_where_unicode_17_assigned() {
+        let (tiktoken, tokenizers) = (Classes::of(Unicode::Tiktoken), Classes::of(Unicode::Tokenizers));
+        let unassigned_in_16 = regex::Regex::new(r"^\p{Cn}$").unwrap();
+        let mut buf = [0u8; 4];
+        let mut differ = 0;
+        for c in (0..CODE_POINTS as u32).filter_map(char::from_u32) {
+            let (a, b) = (tiktoken.of_code_point(c as u32), tokenizers.of_code_point(c as u32));
+            // Unicode 17 moved U+0295 (ʕ) from Ll to Lo: in o200k's upper set only there.
+            if a != b && c != '\u{295}' {
+                assert!(unassigned_in_16.is_match(c.encode_utf8(&mut buf)), "{c:?} (U+{:04X}): {a} vs {b}", c as u32);
+                differ += 1;
+            }
+        }
+        // Tolong Siki digits, new in Unicode 17: numbers to tokenizers 1.0, unassigned to tiktoken.
+        assert_eq!(tokenizers.of_code_point(0x11DE0), NUMBER);
+        assert_eq!(tiktoken.of_code_point(0x11DE0), 0);
+        assert_eq!((tiktoken.of_code_point(0x295), tokenizers.of_code_point(0x295)), (LETTER | LOWER, LETTER | UPPER | LOWER));
+        assert!(differ < 10_000, "{differ} code points differ");
     }
 }

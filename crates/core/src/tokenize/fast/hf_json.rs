@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::bpe::BpeModel;
-use super::{AddedTokens, FastBpe, Normalizer};
+use super::{AddedTokens, FastBpe, Normalizer, Unicode};
 use crate::tokenize::spec::SplitPattern;
 
 /// Why a file is not on the fast path: one line for `tokq tokenizer`.
@@ -27,7 +27,7 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
     }
     let normalizer = match &v["normalizer"] {
         Value::Null => Normalizer::None,
-        n if n["type"] == "NFC" => Normalizer::HfNfc,
+        n if n["type"] == "NFC" => Normalizer::Nfc,
         n => return Err(format!("normalizer {} is not supported (only none or NFC)", n["type"])),
     };
     let pattern = pre_tokenizer(&v["pre_tokenizer"])?;
@@ -59,7 +59,7 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
         .collect::<Result<Vec<_>, _>>()?;
     let ignore_merges = model["ignore_merges"] == true;
     let bpe = BpeModel::from_merges(by_bytes, &merges, ignore_merges)?;
-    Ok(FastBpe::new(bpe, pattern, normalizer, added_tokens(&v["added_tokens"], normalizer)?))
+    Ok(FastBpe::new(bpe, pattern, Unicode::Tokenizers, normalizer, added_tokens(&v["added_tokens"], normalizer)?))
 }
 
 fn empty(v: &Value) -> bool {

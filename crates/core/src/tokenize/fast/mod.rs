@@ -20,6 +20,8 @@ use thread_local::ThreadLocal;
 pub use added::AddedTokens;
 use bpe::BpeModel;
 use cache::PieceCache;
+use classes::Classes;
+pub use classes::Unicode;
 
 use super::spec::SplitPattern;
 use super::Encode;
@@ -28,10 +30,9 @@ use super::Encode;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Normalizer {
     None,
-    /// NFC with current Unicode tables (tiktoken-style Qwen rank files).
+    /// NFC with the Unicode 17 tables of `unicode-normalization` 0.1.25, the version tokenizers
+    /// 1.0 pins: `tokenizer.json` files and tiktoken-style Qwen rank files.
     Nfc,
-    /// NFC exactly as the `tokenizers` crate does it (its Unicode 9 tables), for `tokenizer.json`.
-    HfNfc,
 }
 
 impl Normalizer {
@@ -43,10 +44,6 @@ impl Normalizer {
                 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
                 (is_nfc_quick(text.chars()) != IsNormalized::Yes).then(|| text.nfc().collect())
             }
-            Self::HfNfc => {
-                use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
-                (is_nfc_quick(text.chars()) != IsNormalized::Yes).then(|| text.nfc().map(|(c, _)| c).collect())
-            }
         }
     }
 }
@@ -54,6 +51,8 @@ impl Normalizer {
 pub struct FastBpe {
     model: BpeModel,
     pattern: SplitPattern,
+    /// The Unicode tables of the reference this tokenizer must match.
+    classes: &'static Classes,
     normalizer: Normalizer,
     added: AddedTokens,
     /// Special tokens that are never split out of text (tiktoken's), for `bos=`/`eos=` by name.
@@ -73,11 +72,12 @@ pub struct CacheStats {
 }
 
 impl FastBpe {
-    pub fn new(model: BpeModel, pattern: SplitPattern, normalizer: Normalizer, added: AddedTokens) -> Self {
-        classes::warm();
+    pub fn new(model: BpeModel, pattern: SplitPattern, unicode: Unicode, normalizer: Normalizer, added: AddedTokens) -> Self {
         Self {
             model,
             pattern,
+            // Built here, so that the first document does not pay for it.
+            classes: Classes::of(unicode),
             normalizer,
             added,
             named: FxHashMap::default(),
@@ -121,7 +121,7 @@ impl FastBpe {
             .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        for piece in split::pieces(text, self.pattern) {
+        for piece in split::pieces(text, self.pattern, self.classes) {
             let bytes = piece.as_bytes();
             let key = cache::hot_key(bytes);
             if let Some(id) = key.and_then(|k| cache.hot(k)) {

@@ -5,18 +5,20 @@
 //! last "lower" character). `tests` checks them against `fancy-regex` on random strings drawn
 //! from every class, and the parity suite against Python `tokenizers` and tiktoken on corpora.
 
-use super::classes::{self, LETTER, LOWER, NUMBER, SPACE, UPPER};
+use super::classes::{Classes, LETTER, LOWER, NUMBER, SPACE, UPPER};
 use crate::tokenize::spec::SplitPattern;
 
-/// The pieces of `text` under `pattern`, in order; they concatenate to `text`.
-pub fn pieces(text: &str, pattern: SplitPattern) -> Pieces<'_> {
-    Pieces { text, pos: 0, pattern }
+/// The pieces of `text` under `pattern`, with the Unicode classes of `classes`, in order; they
+/// concatenate to `text`.
+pub fn pieces<'a>(text: &'a str, pattern: SplitPattern, classes: &'static Classes) -> Pieces<'a> {
+    Pieces { text, pos: 0, pattern, classes }
 }
 
 pub struct Pieces<'a> {
     text: &'a str,
     pos: usize,
     pattern: SplitPattern,
+    classes: &'static Classes,
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -24,7 +26,7 @@ impl<'a> Iterator for Pieces<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        let b = self.text.as_bytes();
+        let b = Text { bytes: self.text.as_bytes(), classes: self.classes };
         let i = self.pos;
         if i >= b.len() {
             return None;
@@ -37,6 +39,22 @@ impl<'a> Iterator for Pieces<'a> {
         };
         self.pos = end;
         Some(&self.text[i..end])
+    }
+}
+
+/// The bytes being split and the table their non-ASCII characters are classed by; reads as the
+/// bytes.
+#[derive(Clone, Copy)]
+struct Text<'a> {
+    bytes: &'a [u8],
+    classes: &'static Classes,
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.bytes
     }
 }
 
@@ -62,7 +80,7 @@ static ASCII: [u8; 128] = {
 
 /// The flags and byte length of the character at `i` (`b` is valid UTF-8, `i` a boundary).
 #[inline(always)]
-fn class(b: &[u8], i: usize) -> (u8, usize) {
+fn class(b: Text, i: usize) -> (u8, usize) {
     let x = b[i];
     if x < 0x80 {
         return (ASCII[x as usize], 1);
@@ -78,11 +96,11 @@ fn class(b: &[u8], i: usize) -> (u8, usize) {
             | (b[i + 3] & 0x3F) as u32;
         (cp, 4)
     };
-    (classes::of_code_point(cp), len)
+    (b.classes.of_code_point(cp), len)
 }
 
 #[inline(always)]
-fn flags(b: &[u8], i: usize) -> u8 {
+fn flags(b: Text, i: usize) -> u8 {
     if i < b.len() {
         class(b, i).0
     } else {
@@ -98,7 +116,7 @@ fn is_other(f: u8) -> bool {
 
 /// The end of the run of characters from `i` whose flags pass `keep`, at most `max` characters.
 #[inline(always)]
-fn run(b: &[u8], mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
+fn run(b: Text, mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
     let mut n = 0;
     while i < b.len() && n < max {
         let (f, len) = class(b, i);
@@ -113,7 +131,7 @@ fn run(b: &[u8], mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
 
 /// `'s|'t|'re|'ve|'m|'ll|'d` at `i`, case-insensitively (`(?i:...)`, where `ſ` folds to `s`) or not.
 #[inline]
-fn contraction(b: &[u8], i: usize, fold: bool) -> Option<usize> {
+fn contraction(b: Text, i: usize, fold: bool) -> Option<usize> {
     if b.get(i) != Some(&b'\'') {
         return None;
     }
@@ -129,7 +147,7 @@ fn contraction(b: &[u8], i: usize, fold: bool) -> Option<usize> {
 
 /// `\s+(?!\S)|\s+`, preceded by `\s*[\r\n]+` when `newlines`; `b[i]` is whitespace.
 #[inline]
-fn whitespace(b: &[u8], i: usize, newlines: bool) -> usize {
+fn whitespace(b: Text, i: usize, newlines: bool) -> usize {
     let (mut j, mut last, mut newline_end) = (i, i, None);
     while j < b.len() {
         let (f, len) = class(b, j);
@@ -150,7 +168,7 @@ fn whitespace(b: &[u8], i: usize, newlines: bool) -> usize {
 }
 
 /// GPT-2: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-fn r50k(b: &[u8], i: usize) -> usize {
+fn r50k(b: Text, i: usize) -> usize {
     if let Some(end) = contraction(b, i, false) {
         return end;
     }
@@ -165,7 +183,7 @@ fn r50k(b: &[u8], i: usize) -> usize {
 
 /// cl100k / Llama-3 (`max_digits` 3) and Qwen (1):
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-fn cl100k(b: &[u8], i: usize, max_digits: usize) -> usize {
+fn cl100k(b: Text, i: usize, max_digits: usize) -> usize {
     if let Some(end) = contraction(b, i, true) {
         return end;
     }
@@ -186,7 +204,7 @@ fn cl100k(b: &[u8], i: usize, max_digits: usize) -> usize {
 
 /// ` ?[^\s\p{L}\p{N}]+` followed by any of `trailing` (`[\r\n]*` or `[\r\n/]*`).
 #[inline]
-fn punctuation(b: &[u8], i: usize, trailing: &[u8]) -> Option<usize> {
+fn punctuation(b: Text, i: usize, trailing: &[u8]) -> Option<usize> {
     let j = if b[i] == b' ' && i + 1 < b.len() && is_other(flags(b, i + 1)) { i + 1 } else { i };
     if !is_other(class(b, j).0) {
         return None;
@@ -201,7 +219,7 @@ fn punctuation(b: &[u8], i: usize, trailing: &[u8]) -> Option<usize> {
 /// o200k:
 /// `[^\r\n\p{L}\p{N}]?[U]*[W]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[U]+[W]*(?i:...)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 /// with `U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and `W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
-fn o200k(b: &[u8], i: usize) -> usize {
+fn o200k(b: Text, i: usize) -> usize {
     let (f, len) = class(b, i);
     // The optional prefix is tried first; without it, only a mark (in U and W, not in L) can start a word.
     let prefix = f & (LETTER | NUMBER) == 0 && b[i] != b'\r' && b[i] != b'\n' && i + len < b.len();
@@ -221,7 +239,7 @@ fn o200k(b: &[u8], i: usize) -> usize {
 
 /// `[U]*[W]+` from `s`: the greedy `[U]*` gives back up to the last character that is also in W.
 #[inline]
-fn upper_then_lower(b: &[u8], s: usize) -> Option<usize> {
+fn upper_then_lower(b: Text, s: usize) -> Option<usize> {
     let (mut j, mut last_lower_end) = (s, None);
     while j < b.len() {
         let (f, len) = class(b, j);
@@ -241,7 +259,7 @@ fn upper_then_lower(b: &[u8], s: usize) -> Option<usize> {
 
 /// `[U]+[W]*` from `s`.
 #[inline]
-fn upper_then_any_lower(b: &[u8], s: usize) -> Option<usize> {
+fn upper_then_any_lower(b: Text, s: usize) -> Option<usize> {
     let j = run(b, s, usize::MAX, |g| g & UPPER != 0);
     (j > s).then(|| run(b, j, usize::MAX, |g| g & LOWER != 0))
 }

@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::tokenize::fast::classes::Unicode;
 
 /// One or more characters of every class the patterns distinguish, and the ones they name.
 const ALPHABET: &[char] = &[
@@ -15,7 +16,7 @@ fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
 }
 
 fn ours(pattern: SplitPattern, text: &str) -> Vec<String> {
-    pieces(text, pattern).map(str::to_string).collect()
+    pieces(text, pattern, Classes::of(Unicode::Tiktoken)).map(str::to_string).collect()
 }
 
 const PATTERNS: [SplitPattern; 4] =
