@@ -102,9 +102,9 @@ def main():
         "llama3": (os.path.join(s, "tokenizers/llama3/tokenizer.json"), None, "tokq-bpe"),
         "qwen": (os.path.join(s, "tokenizers/qwen/tokenizer.json"), None, "tokq-bpe"),
         "neox-style": (neox_style(s, work), None, "tokq-bpe"),
-        "mistral-v1": (os.path.join(s, "tokenizers/mistral/tokenizer.v1.json"), None, "hf-tokenizers"),
-        "mistral-v3": (os.path.join(s, "tokenizers/mistral/tokenizer.v3.json"), None, "hf-tokenizers"),
-        "llama2-pii": (os.path.join(s, "tokenizers/llama2-pii/tokenizer.json"), None, "hf-tokenizers"),
+        "mistral-v1": (os.path.join(s, "tokenizers/mistral/tokenizer.v1.json"), None, "tokq-bpe"),
+        "mistral-v3": (os.path.join(s, "tokenizers/mistral/tokenizer.v3.json"), None, "tokq-bpe"),
+        "llama2-pii": (os.path.join(s, "tokenizers/llama2-pii/tokenizer.json"), None, "tokq-bpe"),
         "cl100k_base": ("tiktoken:cl100k_base", "cl100k_base", "tokq-bpe"),
         "o200k_base": ("tiktoken:o200k_base", "o200k_base", "tokq-bpe"),
     }

@@ -67,7 +67,7 @@ impl Tokenizer {
         let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
         let fast = |ranks, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
             let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
-            let t = fast::FastBpe::new(model, pattern, fast::Unicode::Tiktoken, nfc(pattern), Default::default());
+            let t = fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default());
             Ok(Box::new(t.with_named_tokens(named)))
         };
         let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {

@@ -91,15 +91,35 @@ impl Vocab {
 
 pub struct BpeModel {
     vocab: Vocab,
-    byte_ids: [u32; 256],
+    atoms: Atoms,
     /// (left id, right id) -> (rank, merged id)
     merges: FxHashMap<u64, (u32, u32)>,
-    /// The merge of two single bytes, by `left << 8 | right`: a piece's first pairs are all of
-    /// this kind, and a 512 KiB array stays in the CPU's cache where the hash table (hundreds of
-    /// thousands of entries) does not.
-    byte_pairs: Box<[(u32, u32)]>,
     /// A piece that is itself a token is emitted whole (tiktoken always; HF with `ignore_merges`).
     whole_first: bool,
+}
+
+/// What a piece is cut into before merging.
+enum Atoms {
+    /// Byte-level BPE: every byte is a token.
+    Bytes {
+        ids: [u32; 256],
+        /// The merge of two single bytes, by `left << 8 | right`: a piece's first pairs are all
+        /// of this kind, and a 512 KiB array stays in the CPU's cache where the hash table
+        /// (hundreds of thousands of entries) does not.
+        pairs: Box<[(u32, u32)]>,
+    },
+    /// SentencePiece-style BPE: characters, as the `tokenizers` crate's BPE cuts a word. A
+    /// character missing from the vocabulary becomes its bytes' `<0xXX>` tokens (byte fallback)
+    /// or the unknown token, consecutive unknowns fused into one when `fuse_unk`.
+    Chars { byte_fallback: Option<[u32; 256]>, unk: Option<u32>, fuse_unk: bool },
+}
+
+/// How a SentencePiece-style model handles characters outside its vocabulary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unknown {
+    pub byte_fallback: bool,
+    pub unk: Option<u32>,
+    pub fuse_unk: bool,
 }
 
 #[inline]
@@ -123,50 +143,58 @@ impl BpeModel {
                 }
             }
         });
-        Self::new(vocab, merges, true)
+        Self::byte_level(vocab, merges, true)
     }
 
-    /// A Hugging Face BPE: vocabulary and merges in priority order, both as raw bytes.
+    /// A Hugging Face byte-level BPE: vocabulary and merges in priority order, both as raw bytes.
     pub fn from_merges(
         vocab: FxHashMap<Vec<u8>, u32>,
         merge_list: &[(Vec<u8>, Vec<u8>)],
         ignore_merges: bool,
     ) -> Result<Self, String> {
-        let mut merges = FxHashMap::default();
-        for (rank, (a, b)) in merge_list.iter().enumerate() {
-            let id = |t: &[u8]| {
-                vocab.get(t).copied().ok_or_else(|| {
-                    format!("merge {} ('{}' + '{}') uses a token missing from the vocabulary", rank + 1,
-                        String::from_utf8_lossy(a), String::from_utf8_lossy(b))
-                })
-            };
-            let merged = [a.as_slice(), b.as_slice()].concat();
-            // Later duplicates win, as in the `tokenizers` crate's map.
-            merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
-        }
-        Self::new(Vocab::new(vocab), merges, ignore_merges)
+        let merges = merge_table(&vocab, merge_list)?;
+        Self::byte_level(Vocab::new(vocab), merges, ignore_merges)
     }
 
-    fn new(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
-        let mut byte_ids = [0u32; 256];
-        for (byte, slot) in byte_ids.iter_mut().enumerate() {
+    /// A Hugging Face SentencePiece-style BPE: vocabulary and merges as UTF-8 (`▁` for spaces).
+    pub fn sentencepiece(
+        vocab: FxHashMap<Vec<u8>, u32>,
+        merge_list: &[(Vec<u8>, Vec<u8>)],
+        ignore_merges: bool,
+        unknown: Unknown,
+    ) -> Result<Self, String> {
+        let merges = merge_table(&vocab, merge_list)?;
+        let byte_fallback = match unknown.byte_fallback {
+            // The `tokenizers` crate falls back only when every byte of the character has a token.
+            true => (0..=255u8)
+                .map(|b| vocab.get(format!("<0x{b:02X}>").as_bytes()).copied())
+                .collect::<Option<Vec<u32>>>()
+                .map(|ids| <[u32; 256]>::try_from(ids).expect("256 bytes")),
+            false => None,
+        };
+        let atoms = Atoms::Chars { byte_fallback, unk: unknown.unk, fuse_unk: unknown.fuse_unk };
+        Ok(Self { vocab: Vocab::new(vocab), atoms, merges, whole_first: ignore_merges })
+    }
+
+    fn byte_level(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
+        let mut ids = [0u32; 256];
+        for (byte, slot) in ids.iter_mut().enumerate() {
             *slot = vocab.get(&[byte as u8]).ok_or_else(|| {
                 format!("byte 0x{byte:02x} has no token, so not every text can be encoded")
             })?;
         }
-        let mut byte_pairs = vec![NO_MERGE; 1 << 16].into_boxed_slice();
-        for (i, slot) in byte_pairs.iter_mut().enumerate() {
-            let (a, b) = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
-            *slot = merges.get(&pair(a, b)).copied().unwrap_or(NO_MERGE);
+        let mut pairs = vec![NO_MERGE; 1 << 16].into_boxed_slice();
+        for (i, slot) in pairs.iter_mut().enumerate() {
+            *slot = merges.get(&pair(ids[i >> 8], ids[i & 0xFF])).copied().unwrap_or(NO_MERGE);
         }
-        Ok(Self { vocab, byte_ids, merges, byte_pairs, whole_first })
+        Ok(Self { vocab, atoms: Atoms::Bytes { ids, pairs }, merges, whole_first })
     }
 
     /// The id of a piece that is one token, when this model emits such pieces whole.
     #[inline]
     pub fn whole(&self, piece: &[u8]) -> Option<u32> {
-        if piece.len() == 1 {
-            return Some(self.byte_ids[piece[0] as usize]);
+        if let (Atoms::Bytes { ids, .. }, [byte]) = (&self.atoms, piece) {
+            return Some(ids[*byte as usize]);
         }
         if self.whole_first {
             return self.vocab.get(piece);
@@ -181,30 +209,62 @@ impl BpeModel {
 
     /// Appends the ids of `piece` after merging.
     pub fn merge(&self, piece: &[u8], out: &mut Vec<u32>) {
-        if piece.len() <= SCAN_LIMIT {
-            self.merge_by_scan(piece, out)
-        } else {
-            self.merge_by_heap(piece, out)
+        let start = out.len();
+        match &self.atoms {
+            Atoms::Bytes { ids, pairs } => {
+                out.extend(piece.iter().map(|&b| ids[b as usize]));
+                let first = |_: &[u32], j: usize| pairs[(piece[j] as usize) << 8 | piece[j + 1] as usize];
+                self.merge_symbols(out, start, first)
+            }
+            Atoms::Chars { byte_fallback, unk, fuse_unk } => {
+                self.push_chars(piece, byte_fallback.as_ref(), *unk, *fuse_unk, out);
+                let first = |s: &[u32], j: usize| self.merge_of(s[j], s[j + 1]).unwrap_or(NO_MERGE);
+                self.merge_symbols(out, start, first)
+            }
         }
     }
 
-    #[inline]
-    fn byte_pair(&self, a: u8, b: u8) -> (u32, u32) {
-        self.byte_pairs[(a as usize) << 8 | b as usize]
+    /// The symbols of a SentencePiece-style piece, one per character.
+    fn push_chars(&self, piece: &[u8], byte_fallback: Option<&[u32; 256]>, unk: Option<u32>, fuse_unk: bool, out: &mut Vec<u32>) {
+        let text = std::str::from_utf8(piece).expect("pieces are cut from a str at character boundaries");
+        let mut last_unknown = false;
+        for (at, c) in text.char_indices() {
+            let bytes = &piece[at..at + c.len_utf8()];
+            if let Some(id) = self.vocab.get(bytes) {
+                out.push(id);
+                last_unknown = false;
+            } else if let Some(ids) = byte_fallback {
+                out.extend(bytes.iter().map(|&b| ids[b as usize]));
+                last_unknown = false;
+            } else if let Some(unk) = unk {
+                if !(fuse_unk && last_unknown) {
+                    out.push(unk);
+                }
+                last_unknown = true;
+            }
+        }
+    }
+
+    /// Merges the symbols `out[start..]` in place; `first(symbols, j)` is the (rank, merged id) of
+    /// the initial pair at `j`.
+    fn merge_symbols(&self, out: &mut Vec<u32>, start: usize, first: impl Fn(&[u32], usize) -> (u32, u32)) {
+        if out.len() - start <= SCAN_LIMIT {
+            self.merge_by_scan(out, start, first)
+        } else {
+            self.merge_by_heap(out, start, first)
+        }
     }
 
     /// Keeps each adjacent pair's (rank, merged id) in an array, so a merge looks up only the
     /// two pairs it changes, and finding the next merge is a scan without hashing. The arrays
     /// close up after a merge with plain loops: they are short, and a `memmove` call per merge
     /// cost more than the moves.
-    fn merge_by_scan(&self, piece: &[u8], out: &mut Vec<u32>) {
-        let start = out.len();
-        out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
+    fn merge_by_scan(&self, out: &mut Vec<u32>, start: usize, first: impl Fn(&[u32], usize) -> (u32, u32)) {
         let symbols = &mut out[start..];
         let mut n = symbols.len();
         let mut pairs = [NO_MERGE; SCAN_LIMIT];
-        for (slot, w) in pairs.iter_mut().zip(piece.windows(2)) {
-            *slot = self.byte_pair(w[0], w[1]);
+        for (j, slot) in pairs.iter_mut().enumerate().take(n.saturating_sub(1)) {
+            *slot = first(symbols, j);
         }
         while n > 1 {
             let (mut i, mut rank) = (0, pairs[0].0);
@@ -232,12 +292,9 @@ impl BpeModel {
         out.truncate(start + n);
     }
 
-    fn merge_by_heap(&self, piece: &[u8], out: &mut Vec<u32>) {
-        let n = piece.len();
-        if n == 0 {
-            return;
-        }
-        let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+    fn merge_by_heap(&self, out: &mut Vec<u32>, start: usize, first: impl Fn(&[u32], usize) -> (u32, u32)) {
+        let ids = &mut out[start..];
+        let n = ids.len();
         let mut next: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
         let mut alive = vec![true; n];
@@ -247,8 +304,8 @@ impl BpeModel {
                 heap.push(Reverse((rank, i, id)));
             }
         };
-        for (i, w) in piece.windows(2).enumerate() {
-            let (rank, id) = self.byte_pair(w[0], w[1]);
+        for i in 0..n.saturating_sub(1) {
+            let (rank, id) = first(ids, i);
             if rank != u32::MAX {
                 heap.push(Reverse((rank, i, id)));
             }
@@ -265,14 +322,38 @@ impl BpeModel {
                 prev[next[j]] = i;
             }
             if prev[i] < n {
-                push(&mut heap, &ids, prev[i], i);
+                push(&mut heap, ids, prev[i], i);
             }
             if next[i] < n {
-                push(&mut heap, &ids, i, next[i]);
+                push(&mut heap, ids, i, next[i]);
             }
         }
-        out.extend((0..n).filter(|&i| alive[i]).map(|i| ids[i]));
+        let mut kept = start;
+        for i in 0..n {
+            if alive[i] {
+                out[kept] = out[start + i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
     }
+}
+
+/// (left id, right id) -> (rank, merged id) from merges in priority order.
+fn merge_table(vocab: &FxHashMap<Vec<u8>, u32>, merge_list: &[(Vec<u8>, Vec<u8>)]) -> Result<FxHashMap<u64, (u32, u32)>, String> {
+    let mut merges = FxHashMap::default();
+    for (rank, (a, b)) in merge_list.iter().enumerate() {
+        let id = |t: &[u8]| {
+            vocab.get(t).copied().ok_or_else(|| {
+                format!("merge {} ('{}' + '{}') uses a token missing from the vocabulary", rank + 1,
+                    String::from_utf8_lossy(a), String::from_utf8_lossy(b))
+            })
+        };
+        let merged = [a.as_slice(), b.as_slice()].concat();
+        // Later duplicates win, as in the `tokenizers` crate's map.
+        merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
+    }
+    Ok(merges)
 }
 
 #[cfg(test)]
@@ -294,11 +375,62 @@ mod tests {
         #[test]
         fn heap_and_scan_merge_alike(s in "[abc]{0,96}") {
             let m = toy();
-            let (mut a, mut b) = (vec![], vec![]);
-            m.merge_by_scan(s.as_bytes(), &mut a);
-            m.merge_by_heap(s.as_bytes(), &mut b);
-            prop_assert_eq!(a, b);
+            prop_assert_eq!(merged(&m, s.as_bytes(), false), merged(&m, s.as_bytes(), true));
         }
+    }
+
+    /// `piece` merged by the scan or by the heap, whatever its length.
+    fn merged(m: &BpeModel, piece: &[u8], heap: bool) -> Vec<u32> {
+        let Atoms::Bytes { ids, pairs } = &m.atoms else { unreachable!("a byte-level model") };
+        let mut out: Vec<u32> = piece.iter().map(|&b| ids[b as usize]).collect();
+        let first = |_: &[u32], j: usize| pairs[(piece[j] as usize) << 8 | piece[j + 1] as usize];
+        if heap {
+            m.merge_by_heap(&mut out, 0, first)
+        } else {
+            m.merge_by_scan(&mut out, 0, first)
+        }
+        out
+    }
+
+    /// A SentencePiece-style toy: "▁", "a", "b", "é" and their merges, `<0xXX>` for every byte
+    /// when `byte_fallback`.
+    fn sentencepiece(unknown: Unknown) -> BpeModel {
+        let mut vocab: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        for (i, t) in ["<unk>", "▁", "a", "b", "é", "▁a", "ab", "▁ab", "▁é"].iter().enumerate() {
+            vocab.insert(t.as_bytes().to_vec(), i as u32);
+        }
+        if unknown.byte_fallback {
+            for b in 0..=255u32 {
+                vocab.insert(format!("<0x{b:02X}>").into_bytes(), 100 + b);
+            }
+        }
+        let merges: Vec<(Vec<u8>, Vec<u8>)> = [("a", "b"), ("▁", "a"), ("▁a", "b"), ("▁", "é")]
+            .iter()
+            .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
+            .collect();
+        BpeModel::sentencepiece(vocab, &merges, false, unknown).unwrap()
+    }
+
+    #[test]
+    fn sentencepiece_merges_characters_and_falls_back_to_bytes_or_one_unknown() {
+        let sp = |u, text: &str| {
+            let mut out = vec![];
+            sentencepiece(u).merge(text.as_bytes(), &mut out);
+            out
+        };
+        let fallback = Unknown { byte_fallback: true, unk: Some(0), fuse_unk: true };
+        // "ab" (rank 0) merges before "▁a" (rank 1), so "▁ab" never forms from "▁a" + "b".
+        assert_eq!(sp(fallback, "▁ab"), vec![1, 6]);
+        assert_eq!(sp(fallback, "▁éa"), vec![8, 2]);
+        // "ü" is not in the vocabulary: its two UTF-8 bytes, as <0xC3> <0xBC>.
+        assert_eq!(sp(fallback, "▁üb"), vec![1, 100 + 0xC3, 100 + 0xBC, 3]);
+        let fused = Unknown { byte_fallback: false, unk: Some(0), fuse_unk: true };
+        assert_eq!(sp(fused, "aüüb"), vec![2, 0, 3]);
+        let unfused = Unknown { byte_fallback: false, unk: Some(0), fuse_unk: false };
+        assert_eq!(sp(unfused, "aüüb"), vec![2, 0, 0, 3]);
+        // A long piece goes through the heap with the same result as the scan.
+        let long = "▁ab".repeat(100);
+        assert_eq!(sp(fallback, &long), [1, 6].repeat(100));
     }
 
     #[test]

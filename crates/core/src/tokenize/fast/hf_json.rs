@@ -1,18 +1,22 @@
 //! Deciding whether a `tokenizer.json` is one the fast path reproduces exactly, and building it.
 //!
-//! Accepted: a byte-level BPE (no dropout, no byte fallback, no word prefix/suffix), with no
-//! normalizer or NFC, pre-tokenized by GPT-2's ByteLevel regex or by a `Split` on one of the known
-//! regexes followed by a regex-less ByteLevel, no truncation or padding, and added tokens without
-//! `lstrip`/`rstrip`/`single_word`. Anything else is reported with its reason and stays on the
-//! `tokenizers` crate.
+//! Accepted, with no truncation or padding and added tokens without `lstrip`/`rstrip`/`single_word`:
+//! - a byte-level BPE (no dropout, no byte fallback, no word prefix/suffix), with no normalizer
+//!   or NFC, pre-tokenized by GPT-2's ByteLevel regex or by a `Split` on one of the known regexes
+//!   followed by a regex-less ByteLevel (GPT-2, Llama-3, Qwen, GPT-NeoX/OLMo);
+//! - a SentencePiece-style BPE (Llama-2, Mistral): the normalizer `Prepend("▁")` then
+//!   `Replace(" ", "▁")`, no pre-tokenizer, byte fallback or an unknown token, and a vocabulary
+//!   in which no token has `▁` after another character (what makes [`Split::Metaspace`] exact).
+//!
+//! Anything else is reported with its reason and stays on the `tokenizers` crate.
 
 use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::bpe::BpeModel;
-use super::{AddedTokens, FastBpe, Normalizer, Unicode};
+use super::bpe::{BpeModel, Unknown};
+use super::{AddedTokens, FastBpe, Normalizer, Split, Unicode};
 use crate::tokenize::spec::SplitPattern;
 
 /// Why a file is not on the fast path: one line for `tokq tokenizer`.
@@ -25,19 +29,23 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
             return Err(format!("{key} is set"));
         }
     }
-    let normalizer = match &v["normalizer"] {
-        Value::Null => Normalizer::None,
-        n if n["type"] == "NFC" => Normalizer::Nfc,
-        n => return Err(format!("normalizer {} is not supported (only none or NFC)", n["type"])),
+    let sentencepiece = is_metaspace(&v["normalizer"]) && v["pre_tokenizer"].is_null();
+    let (normalizer, split) = match &v["normalizer"] {
+        _ if sentencepiece => (Normalizer::Metaspace, Split::Metaspace),
+        Value::Null => (Normalizer::None, Split::Regex(pre_tokenizer(&v["pre_tokenizer"])?)),
+        n if n["type"] == "NFC" => (Normalizer::Nfc, Split::Regex(pre_tokenizer(&v["pre_tokenizer"])?)),
+        n => return Err(format!("normalizer {} is not supported (none, NFC, or SentencePiece's Prepend + Replace)", n["type"])),
     };
-    let pattern = pre_tokenizer(&v["pre_tokenizer"])?;
+    // Byte-level files spell bytes as printable characters; SentencePiece files spell UTF-8.
+    let bytes: fn(&str) -> Result<Vec<u8>, Unsupported> =
+        if sentencepiece { |t| Ok(t.as_bytes().to_vec()) } else { byte_level };
     let model = &v["model"];
     if model["type"] != "BPE" {
         return Err(format!("model {} is not BPE", model["type"]));
     }
     for (key, ok) in [
         ("dropout", model["dropout"].is_null()),
-        ("byte_fallback", model["byte_fallback"] != true),
+        ("byte_fallback", model["byte_fallback"] != true || sentencepiece),
         ("continuing_subword_prefix", empty(&model["continuing_subword_prefix"])),
         ("end_of_word_suffix", empty(&model["end_of_word_suffix"])),
     ] {
@@ -49,17 +57,50 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
     let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     for (token, id) in vocab {
         let id = id.as_u64().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| format!("bad id for '{token}'"))?;
-        by_bytes.insert(byte_level(token)?, id);
+        by_bytes.insert(bytes(token)?, id);
     }
     let merges = model["merges"]
         .as_array()
         .ok_or("model.merges is not a list")?
         .iter()
-        .map(merge_pair)
+        .map(|m| merge_pair(m, bytes))
         .collect::<Result<Vec<_>, _>>()?;
     let ignore_merges = model["ignore_merges"] == true;
-    let bpe = BpeModel::from_merges(by_bytes, &merges, ignore_merges)?;
-    Ok(FastBpe::new(bpe, pattern, Unicode::Tokenizers, normalizer, added_tokens(&v["added_tokens"], normalizer)?))
+    let bpe = if sentencepiece {
+        if let Some(token) = vocab.keys().find(|t| joins_metaspace(t)) {
+            return Err(format!("token {token:?} has '\u{2581}' after another character, so words cannot be cut at '\u{2581}'"));
+        }
+        let unk = match model["unk_token"].as_str() {
+            Some(t) => Some(*by_bytes.get(t.as_bytes()).ok_or_else(|| format!("unk_token {t:?} is not in the vocabulary"))?),
+            None => None,
+        };
+        let unknown = Unknown { byte_fallback: model["byte_fallback"] == true, unk, fuse_unk: model["fuse_unk"] == true };
+        BpeModel::sentencepiece(by_bytes, &merges, ignore_merges, unknown)?
+    } else {
+        BpeModel::from_merges(by_bytes, &merges, ignore_merges)?
+    };
+    Ok(FastBpe::new(bpe, split, Unicode::Tokenizers, normalizer, added_tokens(&v["added_tokens"], normalizer)?))
+}
+
+/// `Sequence[Prepend("▁"), Replace(" ", "▁")]`, as converted Llama-2 and Mistral files have it.
+fn is_metaspace(n: &Value) -> bool {
+    let [prepend, replace] = n["normalizers"].as_array().map(Vec::as_slice).unwrap_or_default() else { return false };
+    n["type"] == "Sequence"
+        && prepend["type"] == "Prepend"
+        && prepend["prepend"] == "\u{2581}"
+        && replace["type"] == "Replace"
+        && replace["pattern"]["String"] == " "
+        && replace["content"] == "\u{2581}"
+}
+
+/// Whether `token` has a `▁` right after a character that is not one.
+fn joins_metaspace(token: &str) -> bool {
+    let mut prev = None;
+    token.chars().any(|c| {
+        let joins = c == '\u{2581}' && prev.is_some_and(|p| p != '\u{2581}');
+        prev = Some(c);
+        joins
+    })
 }
 
 fn empty(v: &Value) -> bool {
@@ -93,7 +134,7 @@ fn pre_tokenizer(p: &Value) -> Result<SplitPattern, Unsupported> {
 /// The regex the `tokenizers` crate's ByteLevel uses, spelled as it spells it.
 const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
-fn merge_pair(m: &Value) -> Result<(Vec<u8>, Vec<u8>), Unsupported> {
+fn merge_pair(m: &Value, bytes: fn(&str) -> Result<Vec<u8>, Unsupported>) -> Result<(Vec<u8>, Vec<u8>), Unsupported> {
     let (a, b) = match m {
         Value::String(s) => s.split_once(' ').ok_or_else(|| format!("merge '{s}' is not 'A B'"))?,
         Value::Array(pair) => match pair.as_slice() {
@@ -102,7 +143,7 @@ fn merge_pair(m: &Value) -> Result<(Vec<u8>, Vec<u8>), Unsupported> {
         },
         _ => return Err(format!("merge {m} is not a string or a pair")),
     };
-    Ok((byte_level(a)?, byte_level(b)?))
+    Ok((bytes(a)?, bytes(b)?))
 }
 
 /// GPT-2's byte-to-character map, inverted: each printable byte stands for itself, the others

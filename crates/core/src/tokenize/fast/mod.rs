@@ -1,6 +1,8 @@
-//! tokq's own encoder for the byte-level BPE family (GPT-2, cl100k, o200k, Llama-3, Qwen).
+//! tokq's own BPE encoder: the byte-level family (GPT-2, cl100k, o200k, Llama-3, Qwen,
+//! GPT-NeoX/OLMo) and SentencePiece-style files (Llama-2, Mistral).
 //!
-//! Text -> added-token split (HF files) -> NFC (Qwen) -> hand-written pre-tokenizer ([`split`])
+//! Text -> added-token split (HF files) -> normalizer (NFC, or SentencePiece's `▁`) ->
+//! hand-written pre-tokenizer ([`split`])
 //! -> per-thread cache ([`cache`]) -> exact BPE merge on a miss ([`bpe`]). [`hf_json`] decides
 //! whether a `tokenizer.json` is one this path reproduces exactly; anything else stays on the
 //! `tokenizers` crate.
@@ -20,10 +22,10 @@ use thread_local::ThreadLocal;
 pub use added::AddedTokens;
 use bpe::BpeModel;
 use cache::PieceCache;
+pub use split::Split;
 use classes::Classes;
 pub use classes::Unicode;
 
-use super::spec::SplitPattern;
 use super::Encode;
 
 /// The normalization before pre-tokenization.
@@ -33,6 +35,9 @@ pub enum Normalizer {
     /// NFC with the Unicode 17 tables of `unicode-normalization` 0.1.25, the version tokenizers
     /// 1.0 pins: `tokenizer.json` files and tiktoken-style Qwen rank files.
     Nfc,
+    /// SentencePiece-style (Llama-2, Mistral): `Prepend("▁")` then `Replace(" ", "▁")`. The
+    /// `tokenizers` crate runs it on each text between added tokens, so each gets its own `▁`.
+    Metaspace,
 }
 
 impl Normalizer {
@@ -40,6 +45,7 @@ impl Normalizer {
     fn apply(self, text: &str) -> Option<String> {
         match self {
             Self::None => None,
+            Self::Metaspace => (!text.is_empty()).then(|| format!("\u{2581}{}", text.replace(' ', "\u{2581}"))),
             Self::Nfc => {
                 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
                 (is_nfc_quick(text.chars()) != IsNormalized::Yes).then(|| text.nfc().collect())
@@ -50,7 +56,7 @@ impl Normalizer {
 
 pub struct FastBpe {
     model: BpeModel,
-    pattern: SplitPattern,
+    split: Split,
     /// The Unicode tables of the reference this tokenizer must match.
     classes: &'static Classes,
     normalizer: Normalizer,
@@ -72,10 +78,10 @@ pub struct CacheStats {
 }
 
 impl FastBpe {
-    pub fn new(model: BpeModel, pattern: SplitPattern, unicode: Unicode, normalizer: Normalizer, added: AddedTokens) -> Self {
+    pub fn new(model: BpeModel, split: Split, unicode: Unicode, normalizer: Normalizer, added: AddedTokens) -> Self {
         Self {
             model,
-            pattern,
+            split,
             // Built here, so that the first document does not pay for it.
             classes: Classes::of(unicode),
             normalizer,
@@ -121,7 +127,7 @@ impl FastBpe {
             .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        for piece in split::pieces(text, self.pattern, self.classes) {
+        for piece in split::pieces(text, self.split, self.classes) {
             let bytes = piece.as_bytes();
             let key = cache::hot_key(bytes);
             if let Some(id) = key.and_then(|k| cache.hot(k)) {

@@ -8,16 +8,28 @@
 use super::classes::{Classes, LETTER, LOWER, NUMBER, SPACE, UPPER};
 use crate::tokenize::spec::SplitPattern;
 
-/// The pieces of `text` under `pattern`, with the Unicode classes of `classes`, in order; they
+/// How a text is cut into pieces before BPE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// One of the split regexes.
+    Regex(SplitPattern),
+    /// SentencePiece-style files have no pre-tokenizer: BPE runs over the whole normalized text,
+    /// where `▁` stands for a space. When no token of the vocabulary has a `▁` after another
+    /// character (checked when the file is loaded), no merge can join across the start of a run
+    /// of `▁`, so cutting there gives the same ids, and pieces that repeat.
+    Metaspace,
+}
+
+/// The pieces of `text` under `split`, with the Unicode classes of `classes`, in order; they
 /// concatenate to `text`.
-pub fn pieces<'a>(text: &'a str, pattern: SplitPattern, classes: &'static Classes) -> Pieces<'a> {
-    Pieces { text, pos: 0, pattern, classes }
+pub fn pieces<'a>(text: &'a str, split: Split, classes: &'static Classes) -> Pieces<'a> {
+    Pieces { text, pos: 0, split, classes }
 }
 
 pub struct Pieces<'a> {
     text: &'a str,
     pos: usize,
-    pattern: SplitPattern,
+    split: Split,
     classes: &'static Classes,
 }
 
@@ -31,15 +43,29 @@ impl<'a> Iterator for Pieces<'a> {
         if i >= b.len() {
             return None;
         }
-        let end = match self.pattern {
-            SplitPattern::R50k => r50k(b, i),
-            SplitPattern::Cl100k => cl100k(b, i, 3),
-            SplitPattern::Qwen => cl100k(b, i, 1),
-            SplitPattern::O200k => o200k(b, i),
+        let end = match self.split {
+            Split::Regex(SplitPattern::R50k) => r50k(b, i),
+            Split::Regex(SplitPattern::Cl100k) => cl100k(b, i, 3),
+            Split::Regex(SplitPattern::Qwen) => cl100k(b, i, 1),
+            Split::Regex(SplitPattern::O200k) => o200k(b, i),
+            Split::Metaspace => metaspace(b, i),
         };
         self.pos = end;
         Some(&self.text[i..end])
     }
+}
+
+/// `▁` in UTF-8.
+const METASPACE: &[u8] = "\u{2581}".as_bytes();
+
+/// A run of `▁` and what follows it up to the next `▁`.
+#[inline]
+fn metaspace(b: Text, i: usize) -> usize {
+    let mut j = i;
+    while b[j..].starts_with(METASPACE) {
+        j += METASPACE.len();
+    }
+    memchr::memmem::find(&b[j..], METASPACE).map_or(b.len(), |k| j + k)
 }
 
 /// The bytes being split and the table their non-ASCII characters are classed by; reads as the

@@ -16,7 +16,7 @@ fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
 }
 
 fn ours(pattern: SplitPattern, text: &str) -> Vec<String> {
-    pieces(text, pattern, Classes::of(Unicode::Tiktoken)).map(str::to_string).collect()
+    pieces(text, Split::Regex(pattern), Classes::of(Unicode::Tiktoken)).map(str::to_string).collect()
 }
 
 const PATTERNS: [SplitPattern; 4] =
@@ -53,4 +53,15 @@ fn known_cuts() {
         assert_eq!(ours(*p, text), *want, "{p:?} on {text:?}");
         assert_eq!(reference(*p, text), *want, "the regex itself on {text:?}");
     }
+}
+
+#[test]
+fn metaspace_pieces_start_at_each_run_of_metaspaces() {
+    fn cut(t: &str) -> Vec<&str> {
+        pieces(t, Split::Metaspace, Classes::of(Unicode::Tokenizers)).collect()
+    }
+    assert_eq!(cut("▁Hello▁▁world▁"), ["▁Hello", "▁▁world", "▁"]);
+    assert_eq!(cut("ab▁c"), ["ab", "▁c"]);
+    assert_eq!(cut("▁▁▁"), ["▁▁▁"]);
+    assert_eq!(cut(""), Vec::<&str>::new());
 }
