@@ -152,8 +152,9 @@ impl BpeModel {
         merge_list: &[(Vec<u8>, Vec<u8>)],
         ignore_merges: bool,
     ) -> Result<Self, String> {
+        let vocab = Vocab::new(vocab);
         let merges = merge_table(&vocab, merge_list)?;
-        Self::byte_level(Vocab::new(vocab), merges, ignore_merges)
+        Self::byte_level(vocab, merges, ignore_merges)
     }
 
     /// A Hugging Face SentencePiece-style BPE: vocabulary and merges as UTF-8 (`▁` for spaces).
@@ -163,17 +164,18 @@ impl BpeModel {
         ignore_merges: bool,
         unknown: Unknown,
     ) -> Result<Self, String> {
+        let vocab = Vocab::new(vocab);
         let merges = merge_table(&vocab, merge_list)?;
         let byte_fallback = match unknown.byte_fallback {
             // The `tokenizers` crate falls back only when every byte of the character has a token.
             true => (0..=255u8)
-                .map(|b| vocab.get(format!("<0x{b:02X}>").as_bytes()).copied())
+                .map(|b| vocab.get(format!("<0x{b:02X}>").as_bytes()))
                 .collect::<Option<Vec<u32>>>()
                 .map(|ids| <[u32; 256]>::try_from(ids).expect("256 bytes")),
             false => None,
         };
         let atoms = Atoms::Chars { byte_fallback, unk: unknown.unk, fuse_unk: unknown.fuse_unk };
-        Ok(Self { vocab: Vocab::new(vocab), atoms, merges, whole_first: ignore_merges })
+        Ok(Self { vocab, atoms, merges, whole_first: ignore_merges })
     }
 
     fn byte_level(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
@@ -340,16 +342,19 @@ impl BpeModel {
 }
 
 /// (left id, right id) -> (rank, merged id) from merges in priority order.
-fn merge_table(vocab: &FxHashMap<Vec<u8>, u32>, merge_list: &[(Vec<u8>, Vec<u8>)]) -> Result<FxHashMap<u64, (u32, u32)>, String> {
-    let mut merges = FxHashMap::default();
+fn merge_table(vocab: &Vocab, merge_list: &[(Vec<u8>, Vec<u8>)]) -> Result<FxHashMap<u64, (u32, u32)>, String> {
+    let mut merges = FxHashMap::with_capacity_and_hasher(merge_list.len(), Default::default());
+    let mut merged = Vec::new();
     for (rank, (a, b)) in merge_list.iter().enumerate() {
         let id = |t: &[u8]| {
-            vocab.get(t).copied().ok_or_else(|| {
+            vocab.get(t).ok_or_else(|| {
                 format!("merge {} ('{}' + '{}') uses a token missing from the vocabulary", rank + 1,
                     String::from_utf8_lossy(a), String::from_utf8_lossy(b))
             })
         };
-        let merged = [a.as_slice(), b.as_slice()].concat();
+        merged.clear();
+        merged.extend_from_slice(a);
+        merged.extend_from_slice(b);
         // Later duplicates win, as in the `tokenizers` crate's map.
         merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
     }
