@@ -33,6 +33,10 @@ use crate::sink::single;
 use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
+/// The token id lists: near-random 17-bit numbers, where zstd(3)'s compressor was 12% of a
+/// one-core tokenize run's samples for files 6% smaller than zstd(1) (Llama-3 on 61 MB of
+/// Wikipedia: 21.4 against 22.8 MB); level 1 saves 5-10% of that run's wall time.
+pub const DEFAULT_IDS_COMPRESSION: &str = "zstd(1)";
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 65_536;
 pub const DEFAULT_ROW_GROUP_BYTES: usize = 1 << 20;
 pub const DEFAULT_REJECT_COLUMN: &str = "filter_reason";
@@ -47,6 +51,8 @@ pub struct ParquetTarget {
     /// The same for the rejects.
     pub rejects_file: Option<String>,
     pub compression: String,
+    /// The codec of the `input_ids` lists: `ids_compression`, else `compression` when given.
+    pub ids_compression: String,
     pub max_row_group_rows: usize,
     pub max_row_group_bytes: usize,
     pub rejects: Option<RejectsTarget>,
@@ -64,12 +70,13 @@ impl ParquetTarget {
             file,
             rejects_file: None,
             compression: DEFAULT_COMPRESSION.to_string(),
+            ids_compression: DEFAULT_IDS_COMPRESSION.to_string(),
             max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
             rejects: None,
             overwrite: false,
         };
-        let mut reject_column = None;
+        let (mut reject_column, mut ids_compression) = (None, None);
         let positive = |key: &str, value: &str| {
             value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
                 DataFusionError::Plan(format!("{key} must be a positive integer, got '{value}'"))
@@ -80,6 +87,10 @@ impl ParquetTarget {
                 "compression" => {
                     parse_compression_string(value)?;
                     t.compression = value.to_lowercase();
+                }
+                "ids_compression" => {
+                    parse_compression_string(value)?;
+                    ids_compression = Some(value.to_lowercase());
                 }
                 "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
                 "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
@@ -103,11 +114,14 @@ impl ParquetTarget {
                 }
                 other => {
                     return Err(DataFusionError::Plan(format!(
-                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, max_row_group_size, max_row_group_bytes, rejects, reject_column, overwrite)"
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, ids_compression, max_row_group_size, max_row_group_bytes, rejects, reject_column, overwrite)"
                     )))
                 }
             }
         }
+        // A codec the user chose applies to the ids too, unless they chose one for the ids.
+        let chosen = options.iter().any(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "compression");
+        t.ids_compression = ids_compression.unwrap_or(if chosen { t.compression.clone() } else { t.ids_compression });
         match (&mut t.rejects, reject_column) {
             (Some(r), Some(c)) => r.column = c,
             (None, Some(_)) => {
@@ -234,6 +248,7 @@ pub async fn plan(
     let opts = SinkOptions {
         location: target.location.clone(),
         compression: target.compression.clone(),
+        ids_compression: target.ids_compression.clone(),
         max_row_group_rows: target.max_row_group_rows,
         max_row_group_bytes: target.max_row_group_bytes,
         rejects: target.rejects.clone(),
@@ -428,3 +443,25 @@ async fn remove_stale(store: &Arc<dyn ObjectStore>, dir: &Path, keep: &[FileReco
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids_codec(options: &[(&str, &str)]) -> (String, String) {
+        let options: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let t = ParquetTarget::new("/tmp/tokq-codec-test/", &options).unwrap();
+        (t.compression, t.ids_compression)
+    }
+
+    #[test]
+    fn the_ids_are_zstd_1_unless_a_codec_is_chosen() {
+        assert_eq!(ids_codec(&[]), ("zstd(3)".into(), "zstd(1)".into()));
+        assert_eq!(ids_codec(&[("compression", "zstd(3)")]), ("zstd(3)".into(), "zstd(3)".into()));
+        assert_eq!(ids_codec(&[("format.compression", "SNAPPY")]), ("snappy".into(), "snappy".into()));
+        assert_eq!(ids_codec(&[("ids_compression", "zstd(9)"), ("compression", "lz4_raw")]), ("lz4_raw".into(), "zstd(9)".into()));
+        let bad = vec![("ids_compression".to_string(), "zstd(99)".to_string())];
+        assert!(ParquetTarget::new("/tmp/tokq-codec-test/", &bad).is_err());
+    }
+}
+

@@ -72,6 +72,8 @@ pub struct SinkOptions {
     pub location: String,
     /// The Parquet codec (`zstd(3)`).
     pub compression: String,
+    /// The codec of the `input_ids` lists (`zstd(1)`).
+    pub ids_compression: String,
     /// A row group ends at this many rows...
     pub max_row_group_rows: usize,
     /// ...or at this many bytes.

@@ -70,13 +70,15 @@ fn add_row_bytes(a: &dyn Array, sizes: &mut [u64]) {
 
 pub fn writer_properties(opts: &SinkOptions) -> Result<WriterProperties> {
     let metadata = opts.metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
+    let ids = || ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]);
     Ok(WriterProperties::builder()
         .set_compression(parse_compression_string(&opts.compression)?)
+        .set_column_compression(ids(), parse_compression_string(&opts.ids_compression)?)
         .set_max_row_group_row_count(Some(opts.max_row_group_rows))
         .set_max_row_group_bytes(Some(opts.max_row_group_bytes))
         // Token ids have too many distinct values for a dictionary to pay: plain pages are
         // smaller after zstd and decode faster (python/bench/read_throughput.py).
-        .set_column_dictionary_enabled(ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]), false)
+        .set_column_dictionary_enabled(ids(), false)
         .set_key_value_metadata(Some(metadata))
         .build())
 }
@@ -343,6 +345,7 @@ mod tests {
         let opts = SinkOptions {
             location: String::new(),
             compression: "zstd(3)".into(),
+            ids_compression: "zstd(1)".into(),
             max_row_group_rows: 3000,
             max_row_group_bytes: 200_000,
             rejects: None,
@@ -377,6 +380,25 @@ mod tests {
         assert_eq!(a.sha256, c.sha256);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert!(left.iter().all(|n| !n.ends_with(TMP_SUFFIX)), "{left:?}");
+    }
+
+    #[test]
+    fn the_ids_have_their_own_codec() {
+        use datafusion::parquet::basic::{Compression, ZstdLevel};
+        let opts = SinkOptions {
+            location: String::new(),
+            compression: "snappy".into(),
+            ids_compression: "zstd(1)".into(),
+            max_row_group_rows: 3000,
+            max_row_group_bytes: 200_000,
+            rejects: None,
+            metadata: vec![],
+            run_key: String::new(),
+        };
+        let props = writer_properties(&opts).unwrap();
+        let ids = ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]);
+        assert_eq!(props.compression(&ids), Compression::ZSTD(ZstdLevel::try_new(1).unwrap()));
+        assert_eq!(props.compression(&ColumnPath::from("text")), Compression::SNAPPY);
     }
 
     /// `n` rows of 4,096 ids that zstd cannot shrink: 16 KiB of Parquet per row.
