@@ -11,7 +11,7 @@ time is the encoding alone:
 One core: tokq with `--partitions 1` under `taskset -c 1`; this process pinned to the same core
 while the references run (tokenizers 1.x encodes a long document on several threads: pinned,
 they share the core). Every core: HF `encode_batch` on all the machine's cores against tokq at
-`--partitions` = cores (`--all-cores`). Each side keeps its best of `--repeat` runs. Token
+`--partitions` = cores on the same corpus cut into two files per core (`--all-cores`). Each side keeps its best of `--repeat` runs. Token
 counts must be the same on both sides (ids are compared by `tests/parity/tokenize_parity.py`).
 
 Corpora: Wikipedia (English prose, warm cache), UDHR in ~380 languages (every document a new
@@ -153,6 +153,14 @@ def main():
             with open(inp, "w", encoding="utf-8") as f:
                 for i, t in enumerate(docs):
                     f.write(json.dumps({"id": i, "text": t}) + "\n")
+            # Every core: the corpus as 2 files per core, as a sharded corpus is.
+            shards = work / f"{corpus}-shards"
+            shards.mkdir()
+            per = -(-len(docs) // (2 * cores))
+            for k in range(0, len(docs), per):
+                with open(shards / f"{k:09d}.jsonl", "w", encoding="utf-8") as f:
+                    for i, t in enumerate(docs[k:k + per], start=k):
+                        f.write(json.dumps({"id": i, "text": t}) + "\n")
             for name, (spec, kind) in specs.items():
                 if kind == "tiktoken":
                     enc = tiktoken_encoding(shared, spec.split(":", 1)[1])
@@ -165,7 +173,7 @@ def main():
                         # Before any pinning: the thread pool is sized on first use.
                         all_s, all_n = best_of(a.repeat, lambda: sum(
                             len(e.ids) for e in tok.encode_batch(docs, add_special_tokens=False)))
-                        tq_s, tq_n = min(run_tokq(a.tokq, recipe, spec, inp, work / "out", cores)
+                        tq_s, tq_n = min(run_tokq(a.tokq, recipe, spec, shards, work / "out", cores)
                                          for _ in range(a.repeat))
                         rows.append((name, corpus, mb, f"HF encode_batch x{cores}", mb / all_s,
                                      mb / tq_s, all_s / tq_s, "same" if all_n == tq_n else f"DIFFERENT {all_n} vs {tq_n}"))
