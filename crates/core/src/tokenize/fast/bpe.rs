@@ -59,8 +59,11 @@ struct Vocab {
 }
 
 impl Vocab {
-    fn new(tokens: FxHashMap<Vec<u8>, u32>) -> Self {
-        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
+    /// Later duplicates of a token win, as in a map built from the same pairs.
+    fn new(tokens: impl IntoIterator<Item = (Vec<u8>, u32)>) -> Self {
+        let tokens = tokens.into_iter();
+        let mut short = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0, Default::default());
+        let mut long = FxHashMap::default();
         for (token, id) in tokens {
             match short_key(&token) {
                 Some(key) => short.insert(key, id),
@@ -146,9 +149,10 @@ impl BpeModel {
         Self::byte_level(vocab, merges, true)
     }
 
-    /// A Hugging Face byte-level BPE: vocabulary and merges in priority order, both as raw bytes.
+    /// A Hugging Face byte-level BPE: vocabulary (token bytes and id) and merges in priority
+    /// order, both as raw bytes.
     pub fn from_merges(
-        vocab: FxHashMap<Vec<u8>, u32>,
+        vocab: Vec<(Vec<u8>, u32)>,
         merge_list: &[(Vec<u8>, Vec<u8>)],
         ignore_merges: bool,
     ) -> Result<Self, String> {
@@ -159,7 +163,7 @@ impl BpeModel {
 
     /// A Hugging Face SentencePiece-style BPE: vocabulary and merges as UTF-8 (`▁` for spaces).
     pub fn sentencepiece(
-        vocab: FxHashMap<Vec<u8>, u32>,
+        vocab: Vec<(Vec<u8>, u32)>,
         merge_list: &[(Vec<u8>, Vec<u8>)],
         ignore_merges: bool,
         unknown: Unknown,
@@ -413,7 +417,7 @@ mod tests {
             .iter()
             .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
             .collect();
-        BpeModel::sentencepiece(vocab, &merges, false, unknown).unwrap()
+        BpeModel::sentencepiece(vocab.into_iter().collect(), &merges, false, unknown).unwrap()
     }
 
     #[test]

@@ -10,10 +10,10 @@
 //!
 //! Anything else is reported with its reason and stays on the `tokenizers` crate.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use rustc_hash::FxHashMap;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -28,7 +28,7 @@ pub type Unsupported = String;
 /// a Value keeps the vocabulary's object in a `BTreeMap` (128k inserts for Llama-3), which
 /// made up a fifth of loading the file.
 #[derive(Deserialize)]
-struct File {
+struct File<'a> {
     #[serde(default)]
     truncation: Value,
     #[serde(default)]
@@ -39,11 +39,12 @@ struct File {
     pre_tokenizer: Value,
     #[serde(default)]
     added_tokens: Value,
-    model: Model,
+    #[serde(borrow)]
+    model: Model<'a>,
 }
 
 #[derive(Deserialize)]
-struct Model {
+struct Model<'a> {
     #[serde(rename = "type", default)]
     kind: Value,
     #[serde(default)]
@@ -60,37 +61,92 @@ struct Model {
     unk_token: Value,
     #[serde(default)]
     fuse_unk: Value,
-    #[serde(default)]
-    vocab: Vocabulary,
-    #[serde(default)]
-    merges: Vec<Value>,
+    #[serde(default, borrow)]
+    vocab: Vocabulary<'a>,
+    #[serde(default, borrow)]
+    merges: Vec<Merge<'a>>,
 }
 
 /// A BPE vocabulary (`{token: id}`) as pairs; `None` for any other shape (Unigram's list).
 #[derive(Default)]
-struct Vocabulary(Option<Vec<(String, u64)>>);
+struct Vocabulary<'de>(Option<Vec<(Text<'de>, u64)>>);
 
-impl<'de> Deserialize<'de> for Vocabulary {
+impl<'de: 'a, 'a> Deserialize<'de> for Vocabulary<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Pairs;
-        impl<'de> Visitor<'de> for Pairs {
-            type Value = Vocabulary;
+        struct Pairs<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Pairs<'a> {
+            type Value = Vocabulary<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a vocabulary")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vocabulary, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vocabulary<'a>, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
-                while let Some(pair) = map.next_entry::<String, u64>()? {
+                while let Some(pair) = map.next_entry::<Text<'a>, u64>()? {
                     pairs.push(pair);
                 }
                 Ok(Vocabulary(Some(pairs)))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vocabulary, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vocabulary<'a>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Vocabulary(None))
             }
         }
-        d.deserialize_any(Pairs)
+        d.deserialize_any(Pairs(std::marker::PhantomData))
+    }
+}
+
+/// A string of the file, borrowed where it has no escapes: the 400k strings of a vocabulary and
+/// its merges then cost no allocation.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Str<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Str<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(Str(std::marker::PhantomData))
+    }
+}
+
+/// One merge as the file spells it: `"A B"` (files of tokenizers before 0.20) or `["A", "B"]`.
+struct Merge<'a>(Text<'a>, Text<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Merge<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Pair<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Pair<'a> {
+            type Value = Merge<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a merge, \"A B\" or [\"A\", \"B\"]")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Merge<'a>, E> {
+                let (a, b) = s.split_once(' ').ok_or_else(|| E::custom(format!("merge '{s}' is not 'A B'")))?;
+                Ok(Merge(Text(Cow::Borrowed(a)), Text(Cow::Borrowed(b))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Merge<'a>, E> {
+                let (a, b) = s.split_once(' ').ok_or_else(|| E::custom(format!("merge '{s}' is not 'A B'")))?;
+                Ok(Merge(Text(Cow::Owned(a.to_string())), Text(Cow::Owned(b.to_string()))))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Merge<'a>, A::Error> {
+                let a = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let b = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(3, &self));
+                }
+                Ok(Merge(a, b))
+            }
+        }
+        d.deserialize_any(Pair(std::marker::PhantomData))
     }
 }
 
@@ -126,25 +182,27 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
         }
     }
     let vocab = model.vocab.0.as_deref().ok_or("model.vocab is not an object")?;
-    let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::with_capacity_and_hasher(vocab.len(), Default::default());
-    for (token, id) in vocab {
-        let id = u32::try_from(*id).map_err(|_| format!("bad id for '{token}'"))?;
-        by_bytes.insert(bytes(token)?, id);
-    }
-    let merges = model.merges.iter().map(|m| merge_pair(m, bytes)).collect::<Result<Vec<_>, _>>()?;
+    let tokens = vocab
+        .iter()
+        .map(|(token, id)| Ok((bytes(&token.0)?, u32::try_from(*id).map_err(|_| format!("bad id for '{}'", token.0))?)))
+        .collect::<Result<Vec<_>, Unsupported>>()?;
+    let merges = model.merges.iter().map(|Merge(a, b)| Ok((bytes(&a.0)?, bytes(&b.0)?))).collect::<Result<Vec<_>, Unsupported>>()?;
     let ignore_merges = model.ignore_merges == true;
     let bpe = if sentencepiece {
-        if let Some((token, _)) = vocab.iter().find(|(t, _)| joins_metaspace(t)) {
-            return Err(format!("token {token:?} has '\u{2581}' after another character, so words cannot be cut at '\u{2581}'"));
+        if let Some((token, _)) = vocab.iter().find(|(t, _)| joins_metaspace(&t.0)) {
+            return Err(format!("token {:?} has '\u{2581}' after another character, so words cannot be cut at '\u{2581}'", token.0));
         }
         let unk = match model.unk_token.as_str() {
-            Some(t) => Some(*by_bytes.get(t.as_bytes()).ok_or_else(|| format!("unk_token {t:?} is not in the vocabulary"))?),
+            Some(t) => Some(
+                tokens.iter().rev().find(|(b, _)| b == t.as_bytes()).map(|&(_, id)| id)
+                    .ok_or_else(|| format!("unk_token {t:?} is not in the vocabulary"))?,
+            ),
             None => None,
         };
         let unknown = Unknown { byte_fallback: model.byte_fallback == true, unk, fuse_unk: model.fuse_unk == true };
-        BpeModel::sentencepiece(by_bytes, &merges, ignore_merges, unknown)?
+        BpeModel::sentencepiece(tokens, &merges, ignore_merges, unknown)?
     } else {
-        BpeModel::from_merges(by_bytes, &merges, ignore_merges)?
+        BpeModel::from_merges(tokens, &merges, ignore_merges)?
     };
     Ok(FastBpe::new(bpe, split, Unicode::Tokenizers, normalizer, added_tokens(&v.added_tokens, normalizer)?))
 }
@@ -200,18 +258,6 @@ fn pre_tokenizer(p: &Value) -> Result<SplitPattern, Unsupported> {
 
 /// The regex the `tokenizers` crate's ByteLevel uses, spelled as it spells it.
 const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-
-fn merge_pair(m: &Value, bytes: fn(&str) -> Result<Vec<u8>, Unsupported>) -> Result<(Vec<u8>, Vec<u8>), Unsupported> {
-    let (a, b) = match m {
-        Value::String(s) => s.split_once(' ').ok_or_else(|| format!("merge '{s}' is not 'A B'"))?,
-        Value::Array(pair) => match pair.as_slice() {
-            [Value::String(a), Value::String(b)] => (a.as_str(), b.as_str()),
-            _ => return Err(format!("merge {m} is not a pair of strings")),
-        },
-        _ => return Err(format!("merge {m} is not a string or a pair")),
-    };
-    Ok((bytes(a)?, bytes(b)?))
-}
 
 /// GPT-2's byte-to-character map, inverted: each printable byte stands for itself, the others
 /// for U+0100 onwards in byte order.
