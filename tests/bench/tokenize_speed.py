@@ -21,6 +21,9 @@ Tokenizers: gpt2, llama3, qwen, mistral v3 (SentencePiece BPE), a GPT-NeoX/OLMo-
 
     python tests/bench/tokenize_speed.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared \
         [--only llama3,cl100k_base] [--corpora wikipedia,code] [--repeat 2] [--all-cores]
+
+with a Python that has tests/parity/requirements-tokenizers.txt (as .ci/run's
+$HOME/.cache/tokq-venv-tokenizers).
 """
 import argparse
 import gzip

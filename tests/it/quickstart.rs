@@ -120,7 +120,22 @@ fn explain_prints_plans_without_writing() {
     assert!(text.contains("file_type=jsonl"), "{text}");
     assert!(text.contains("logical plan:") && text.contains("physical plan:"), "{text}");
     assert!(text.contains("SinkExec: location=") && text.contains("layout=source"), "{text}");
+    assert!(text.contains("tokenizer tiktoken:cl100k_base: encoder tokq-bpe\n"), "{text}");
     assert!(!out.exists());
+}
+
+/// A tokenizer.json tokq's encoders do not reproduce: explain names the fallback and the reason.
+#[test]
+fn explain_names_each_tokenizers_encoder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let unigram = tmp.path().join("unigram.json");
+    std::fs::write(&unigram, r#"{"version": "1.0", "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
+        "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0], ["b", -2.0]]}}"#).unwrap();
+    let recipe = tmp.path().join("t.sql");
+    std::fs::write(&recipe, format!("SELECT tokenize('ab', '{}') AS ids;\n", unigram.display())).unwrap();
+    let text = tokq_ok(&["explain", recipe.to_str().unwrap()]);
+    let line = format!("tokenizer {}: encoder hf-tokenizers (fallback: model \"Unigram\" is not BPE)\n", unigram.display());
+    assert!(text.contains(&line), "{text}");
 }
 
 /// The README's first recipe: every input document is in a packed row or among the rejects, the

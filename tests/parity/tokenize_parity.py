@@ -11,6 +11,8 @@ special-token text, every code point of planes 0-3 and 14 in several contexts, a
 JSON surrogate-pair escapes, and one 10 MB document.
 
     python tests/parity/tokenize_parity.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
+
+with a Python that has tests/parity/requirements-tokenizers.txt (tokenizers 1.0, tiktoken).
 """
 import argparse, gzip, hashlib, json, os, shutil, subprocess, sys, tempfile, time
 

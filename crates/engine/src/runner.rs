@@ -549,7 +549,8 @@ impl<'a> Runner<'a> {
                     planned.add(&location, schema);
                 }
                 let logical = self.ctx.state().optimize(&input)?;
-                return Ok(format!("logical plan:\n{}\nphysical plan:\n{}", logical.display_indent(), displayable(plan.as_ref()).indent(true)));
+                let (logical, physical) = (logical.display_indent(), displayable(plan.as_ref()).indent(true));
+                return Ok(format!("logical plan:\n{logical}\nphysical plan:\n{physical}{}", sink::commit::encoder_lines(&input)?));
             }
             Kind::Query => stmt.sql.clone(),
             Kind::Other => {
@@ -578,9 +579,10 @@ impl<'a> Runner<'a> {
         let optimized = state.optimize(&plan)?;
         let physical = state.create_physical_plan(&plan).await?;
         Ok(format!(
-            "logical plan:\n{}\nphysical plan:\n{}",
+            "logical plan:\n{}\nphysical plan:\n{}{}",
             optimized.display_indent(),
-            displayable(physical.as_ref()).indent(true)
+            displayable(physical.as_ref()).indent(true),
+            sink::commit::encoder_lines(&plan)?
         ))
     }
 }

@@ -185,6 +185,19 @@ pub fn tokenizer_specs(plan: &LogicalPlan) -> Result<Vec<String>> {
     Ok(specs.into_keys().collect())
 }
 
+/// One line per tokenizer spec of the plan: the encoder it runs on, and why not tokq's own where
+/// it is not (`tokq explain`).
+pub fn encoder_lines(plan: &LogicalPlan) -> Result<String> {
+    tokenizer_specs(plan)?
+        .into_iter()
+        .map(|spec| {
+            let t = tokq_core::tokenize::cached(&spec).df()?;
+            let why = t.fallback_reason.as_deref().map(|r| format!(" (fallback: {r})")).unwrap_or_default();
+            Ok(format!("tokenizer {spec}: encoder {}{why}\n", t.backend()))
+        })
+        .collect()
+}
+
 pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
     let (mut specs, mut packing) = (BTreeMap::new(), None);
     walk(plan, &mut specs, &mut packing)?;
