@@ -1,40 +1,35 @@
 use std::path::Path;
 
-use crate::common::*;
+use crate::util::*;
 
-fn recipe(dir: &std::path::Path, input: &str, tokenizer: &str) -> String {
-    let r = write(
-        dir,
+/// A recipe that tokenizes `input` into `o/`.
+fn recipe(ws: &Workspace, input: &str, tokenizer: &str) -> String {
+    ws.recipe(
         "r.sql",
-        format!(
+        &format!(
             "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, '{tokenizer}') AS input_ids FROM read_jsonl('{input}')) \
-             TO '{}/o/' STORED AS PARQUET",
-            dir.display()
+             TO '{{ws}}/o/' STORED AS PARQUET"
         ),
-    );
-    r.to_str().unwrap().to_string()
+    )
 }
 
 const GOOD: &str = "{\"id\":\"a\",\"text\":\"one\"}\n";
 
 #[test]
 fn malformed_json_fails_with_file_and_line() {
-    let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "bad.jsonl", format!("{GOOD}{GOOD}{{\"id\":\"c\",\"text\": nope}}\n{GOOD}"));
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    let ws = Workspace::new();
+    let f = ws.file("bad.jsonl", format!("{GOOD}{GOOD}{{\"id\":\"c\",\"text\": nope}}\n{GOOD}"));
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains(&format!("{}:3: ", f.display())), "{err}");
     assert!(err.contains("statement 1"), "{err}");
 }
 
 #[test]
 fn skip_counts_bad_rows_in_summary_and_stats() {
-    let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "bad.jsonl", format!("{GOOD}not json\n{GOOD}[1,2]\n"));
-    let stats = d.path().join("s.json");
-    let out = tokq(&[
-        "run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base"),
-        "--on-bad-row", "skip", "--stats-json", stats.to_str().unwrap(),
-    ]);
+    let ws = Workspace::new();
+    let f = ws.file("bad.jsonl", format!("{GOOD}not json\n{GOOD}[1,2]\n"));
+    let stats = ws.at("s.json");
+    let out = tokq(&["run", &recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), "--on-bad-row", "skip", "--stats-json", &stats]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 bad rows skipped"));
     let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
@@ -46,30 +41,29 @@ fn skip_counts_bad_rows_in_summary_and_stats() {
 
 #[test]
 fn invalid_utf8_is_one_clear_line() {
-    let d = tempfile::tempdir().unwrap();
+    let ws = Workspace::new();
     // Found while decoding, after a valid line...
-    let f = write(d.path(), "u.jsonl", [GOOD.as_bytes(), b"{\"id\":\"b\",\"text\":\"\xc3\x28\"}\n"].concat());
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    let f = ws.file("u.jsonl", [GOOD.as_bytes(), b"{\"id\":\"b\",\"text\":\"\xc3\x28\"}\n"].concat());
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains("u.jsonl:2: invalid UTF-8 at byte 18"), "{err}");
     // ...and while inferring the schema, when no line is valid.
-    let f = write(d.path(), "v.jsonl", b"{\"id\":\"a\",\"text\":\"\xc3\x28\"}\n".to_vec());
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    let f = ws.file("v.jsonl", b"{\"id\":\"a\",\"text\":\"\xc3\x28\"}\n".to_vec());
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains("v.jsonl:1: invalid UTF-8 at byte"), "{err}");
 }
 
 #[test]
 fn missing_tokenizer_file_is_one_clear_line() {
-    let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "ok.jsonl", GOOD);
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "/nonexistent/tokenizer.json")]);
+    let ws = Workspace::new();
+    let f = ws.file("ok.jsonl", GOOD);
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), "/nonexistent/tokenizer.json"), &[]);
     assert!(err.contains("tokenizer '/nonexistent/tokenizer.json'"), "{err}");
 }
 
 #[test]
 fn unknown_function_names_the_statement() {
-    let d = tempfile::tempdir().unwrap();
-    let r = write(d.path(), "r.sql", "SELECT 1;\n\nSELECT nope_fn(1)\n  AS x;");
-    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    let ws = Workspace::new();
+    let err = ws.fails(&ws.recipe("r.sql", "SELECT 1;\n\nSELECT nope_fn(1)\n  AS x;"), &[]);
     assert!(err.contains("statement 2 `SELECT nope_fn(1)`"), "{err}");
     assert!(err.contains("r.sql:3:"), "{err}");
     assert!(err.contains("nope_fn"), "{err}");
@@ -77,19 +71,18 @@ fn unknown_function_names_the_statement() {
 
 #[test]
 fn empty_input_is_one_clear_line() {
-    let d = tempfile::tempdir().unwrap();
-    let err = tokq_err(&["run", &recipe(d.path(), &format!("{}/*.jsonl", d.path().display()), "tiktoken:cl100k_base")]);
+    let ws = Workspace::new();
+    let err = ws.fails(&recipe(&ws, &ws.at("*.jsonl"), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains("no input files match"), "{err}");
-    write(d.path(), "empty.jsonl", "");
-    let err = tokq_err(&["run", &recipe(d.path(), &format!("{}/empty.jsonl", d.path().display()), "tiktoken:cl100k_base")]);
+    ws.file("empty.jsonl", "");
+    let err = ws.fails(&recipe(&ws, &ws.at("empty.jsonl"), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains("is empty"), "{err}");
 }
 
 #[test]
 fn unknown_parameter_and_missing_recipe_are_one_clear_line() {
-    let d = tempfile::tempdir().unwrap();
-    let r = write(d.path(), "r.sql", "SELECT '${who}'");
-    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    let ws = Workspace::new();
+    let err = ws.fails(&ws.recipe("r.sql", "SELECT '${who}'"), &[]);
     assert!(err.contains("unknown parameter '${who}'"), "{err}");
     let err = tokq_err(&["run", "/nonexistent/recipe.sql"]);
     assert!(err.contains("cannot read recipe"), "{err}");
@@ -124,14 +117,23 @@ fn a_declared_folder_gets_its_slash_and_a_required_parameter_is_named() {
 
 #[test]
 fn a_megabyte_whitespace_run_is_encoded_by_tokq_and_one_clear_line_on_the_reference() {
-    let d = tempfile::tempdir().unwrap();
+    let ws = Workspace::new();
     let text = " ".repeat(1_000_000) + "x";
-    let f = write(d.path(), "p.jsonl", format!("{{\"id\":\"a\",\"text\":\"{text}\"}}\n"));
+    let f = ws.file("p.jsonl", format!("{{\"id\":\"a\",\"text\":\"{text}\"}}\n"));
     // tokq's own pre-tokenizer is linear: the run is one piece of 999,999 spaces, then " x".
-    tokq_ok(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    ws.run(&recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
+    let ids = &rows(&ws.output("o").batch)[0].3;
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    assert_eq!(bpe.decode(ids).unwrap(), text, "the ids spell the document");
+    // The ids tiktoken gives where its regex copes (10,000 spaces): the same run of one token,
+    // and the same end.
+    let short = bpe.encode_ordinary(&(" ".repeat(10_000) + "x"));
+    assert_eq!(ids[..short.len() - 3], short[..short.len() - 3], "the run's tokens");
+    assert_eq!(ids.last(), short.last(), "' x'");
+    assert!(ids[..ids.len() - 3].iter().all(|&id| id == ids[0]), "one token repeated");
     // tiktoken-rs's backtracking regex gives up; that is an error line, not a panic.
     let spec = "reference:tiktoken:cl100k_base";
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), spec)]);
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), spec), &[]);
     assert!(err.contains(&format!("tokenizer '{spec}': the split regex gave up on a 1000001-byte document")), "{err}");
 }
 
@@ -181,9 +183,9 @@ fn a_failed_run_still_writes_its_stats_with_the_error() {
 
 #[test]
 fn a_function_given_the_wrong_type_says_so_without_asking_for_a_bug_report() {
-    let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "lists.jsonl", "{\"id\":\"b\",\"text\":[\"x\",\"y\"]}\n");
-    let err = tokq_err(&["run", &recipe(d.path(), f.to_str().unwrap(), "tiktoken:cl100k_base")]);
+    let ws = Workspace::new();
+    let f = ws.file("lists.jsonl", "{\"id\":\"b\",\"text\":[\"x\",\"y\"]}\n");
+    let err = ws.fails(&recipe(&ws, f.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
     assert!(err.contains("No function matches the given name and argument types 'tokenize(List(Utf8), Utf8)'"), "{err}");
     assert!(!err.contains("bug") && !err.contains("Internal"), "{err}");
 }

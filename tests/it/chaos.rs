@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cluster::{start_with, Setup};
-use crate::common::*;
+use crate::util::*;
 use crate::dedup::rejected;
 
 /// dedup.sql's arguments for `input`, writing under `dir`.

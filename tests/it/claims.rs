@@ -8,7 +8,7 @@ use datafusion::arrow::array::{Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::parquet::arrow::ArrowWriter;
 
-use crate::common::*;
+use crate::util::*;
 use crate::durability::Job;
 
 /// A Parquet file as Spark names its parts, with no tokq footer.

@@ -6,7 +6,7 @@
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Float64Type;
 
-use crate::common::*;
+use crate::util::*;
 
 pub fn lid176() -> Option<String> {
     let p = std::env::var("TOKQ_TEST_LID176").ok();

@@ -6,7 +6,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::*;
+use crate::util::*;
 use crate::durability::Job;
 
 /// A port nothing listens on, and that no other call in this test process has handed out: the

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cluster::{executors_registered, http_get, start_with, Setup};
-use crate::common::*;
+use crate::util::*;
 use crate::dedup::{jsonl, planted, rejected, run_dedup};
 
 const SECRET: &str = "zebra-quartz-lantern-0451-orbit";

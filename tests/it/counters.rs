@@ -1,7 +1,7 @@
 //! What the lineage scans count: DataFusion metrics that `EXPLAIN ANALYZE` shows, and a run's own
 //! counters in its stats.
 
-use crate::common::{tokq_ok, write};
+use crate::util::{tokq_ok, write};
 
 /// Three rows of JSONL with one malformed line between them.
 const WITH_A_BAD_LINE: &str = "{\"text\": \"a\"}\n{\"text\": \"b\"}\nnot json\n{\"text\": \"c\"}\n";

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datafusion::arrow::array::{Array, Float64Array, Int64Array};
 
-use crate::common::*;
+use crate::util::*;
 
 /// A deterministic stream of letter-only words (digits would all simplify to "0").
 struct Words(u64);
@@ -194,29 +194,22 @@ fn components_of_no_edges_is_an_empty_table() {
 
 #[test]
 fn malformed_components_statement_is_one_line() {
-    let tmp = tempfile::tempdir().unwrap();
-    let r = write(tmp.path(), "bad.sql", "CREATE COMPONENTS cc FROM edges LOCATION 'x/';");
-    let err = tokq_err(&["run", r.to_str().unwrap()]);
+    let ws = Workspace::new();
+    let err = ws.fails(&ws.recipe("bad.sql", "CREATE COMPONENTS cc FROM edges LOCATION 'x/';"), &[]);
     assert!(err.contains("CREATE COMPONENTS name FROM relation (column_a, column_b) LOCATION"), "{err}");
 }
 
 #[test]
 fn shingle_jaccard_and_text_hash_in_sql() {
-    let tmp = tempfile::tempdir().unwrap();
-    let r = write(
-        tmp.path(),
-        "j.sql",
-        format!(
+    let ws = Workspace::new();
+    ws.run_sql(
             "COPY (SELECT shingle_jaccard('one two three four five six seven', 'one two three four five six eight') AS j, \
              text_hash('a') = text_hash('a') AS same, text_hash('a') = text_hash('b') AS differ, \
              cardinality(minhash('one two three four five')) AS perms, cardinality(minhash_bands(minhash('one two three four five'))) AS bands, \
              minhash('four words only here') IS NULL AS short, cardinality(minhash('a b c', 16, 2, 3)) AS custom, '' AS doc_id) \
-             TO '{}/o/' STORED AS PARQUET;",
-            tmp.path().display()
-        ),
+             TO '{ws}/o/' STORED AS PARQUET;",
     );
-    tokq_ok(&["run", r.to_str().unwrap(), "--quiet"]);
-    let b = read_output(&tmp.path().join("o")).batch;
+    let b = ws.output("o").batch;
     let j = b.column_by_name("j").unwrap().as_any().downcast_ref::<Float64Array>().unwrap().value(0);
     assert_eq!(j, 0.5);
     let text = datafusion::arrow::util::pretty::pretty_format_batches(&[b]).unwrap().to_string();

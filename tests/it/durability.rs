@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::*;
+use crate::util::*;
 
 /// The main and rejects directories, file by file.
 pub type Snapshots = (Snapshot, Snapshot);

@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 
-use crate::common::*;
+use crate::util::*;
 
 fn lineage(b: &RecordBatch) -> Vec<(String, i64)> {
     let rows = b.column_by_name("_row").unwrap().as_primitive::<Int64Type>();
@@ -14,23 +14,9 @@ const FILTERS: [&str; 4] = ["gopher_repetition", "gopher_quality", "c4_quality",
 
 #[test]
 fn fineweb_recipe_puts_every_input_row_in_kept_or_rejects() {
-    let dir = tempfile::tempdir().unwrap();
-    let (kept_dir, rej_dir, stats) = (dir.path().join("kept"), dir.path().join("rejects"), dir.path().join("stats.json"));
-    let out = tokq(&[
-        "run",
-        "queries/fineweb.sql",
-        "--set",
-        &format!("output={}/", kept_dir.display()),
-        "--set",
-        &format!("rejects={}/", rej_dir.display()),
-        "--stats-json",
-        stats.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("200 input rows ->") && stderr.contains("every input row accounted for"), "{stderr}");
-    let kept = read_output(&kept_dir).batch;
-    let rejected = read_output(&rej_dir).batch;
+    let ws = Workspace::new();
+    let run = ws.run("queries/fineweb.sql", &["--set", &format!("output={}/", ws.at("kept")), "--set", &format!("rejects={}/", ws.at("rejects"))]);
+    let (kept, rejected) = (ws.output("kept").batch, ws.output("rejects").batch);
     assert!(kept.column_by_name("filter_reason").is_none(), "kept rows carry no reason column");
     for reason in strings(&rejected, "filter_reason") {
         let reason = reason.expect("every rejected row has a reason");
@@ -42,8 +28,7 @@ fn fineweb_recipe_puts_every_input_row_in_kept_or_rejects() {
     let distinct: BTreeSet<_> = all.iter().cloned().collect();
     assert_eq!((all.len(), distinct.len()), (200, 200), "each of the 200 sample rows exactly once");
     assert!(kept.num_rows() > 0 && rejected.num_rows() > 0);
-    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
-    let acc = &stats["accounting"][0];
+    let acc = run.accounting("kept");
     assert_eq!(acc["input_rows"], 200);
     assert_eq!(acc["kept"].as_u64().unwrap() as usize, kept.num_rows());
     assert_eq!(acc["rejected"].as_u64().unwrap() as usize, rejected.num_rows());
@@ -51,11 +36,8 @@ fn fineweb_recipe_puts_every_input_row_in_kept_or_rejects() {
 
 #[test]
 fn quality_chain_equals_the_filters_called_one_by_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let recipe = write(
-        dir.path(),
-        "chain.sql",
-        format!(
+    let ws = Workspace::new();
+    ws.run_sql(
             "COPY (SELECT _source, _row,
                 quality_chain(text, 'fineweb')['filter_reason'] AS chain,
                 quality_chain(text, 'fineweb')['text'] AS chain_text,
@@ -66,12 +48,9 @@ fn quality_chain_equals_the_filters_called_one_by_one() {
                        THEN 'fineweb_quality:' || fineweb_quality(c4_filter_lines(text, false))
                 END AS by_hand,
                 c4_filter_lines(text, false) AS c4_text
-             FROM read_jsonl('queries/data/*.jsonl*')) TO '{}/out/' STORED AS PARQUET;",
-            dir.path().display()
-        ),
+             FROM read_jsonl('queries/data/*.jsonl*')) TO '{ws}/out/' STORED AS PARQUET;",
     );
-    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
-    let b = read_output(&dir.path().join("out")).batch;
+    let b = ws.output("out").batch;
     let (chain, by_hand) = (strings(&b, "chain"), strings(&b, "by_hand"));
     assert_eq!(chain, by_hand);
     let kept = chain.iter().filter(|c| c.is_none()).count();
@@ -85,23 +64,17 @@ fn quality_chain_equals_the_filters_called_one_by_one() {
 
 #[test]
 fn signals_and_parameters_let_a_recipe_set_its_own_thresholds() {
-    let dir = tempfile::tempdir().unwrap();
-    let recipe = write(
-        dir.path(),
-        "signals.sql",
-        format!(
+    let ws = Workspace::new();
+    ws.run_sql(
             "COPY (SELECT gopher_quality_signals(text)['n_non_symbol_words'] AS words,
                           gopher_quality(text) AS default_reason,
                           gopher_quality(text, 'min_doc_words=20,max_avg_word_length=none') AS reason_20,
                           gopher_repetition_signals(text)['top_2_gram'] AS top2,
                           fineweb_quality_signals(text)['line_punct_ratio'] AS punct,
                           c4_quality_signals(text, false)['n_sentences'] AS sentences
-                   FROM read_jsonl('queries/data/*.jsonl*')) TO '{}/out/' STORED AS PARQUET;",
-            dir.path().display()
-        ),
+                   FROM read_jsonl('queries/data/*.jsonl*')) TO '{ws}/out/' STORED AS PARQUET;",
     );
-    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
-    let b = read_output(&dir.path().join("out")).batch;
+    let b = ws.output("out").batch;
     let words = b.column_by_name("words").unwrap().as_primitive::<Int64Type>().values().to_vec();
     for ((w, default), r20) in words.iter().zip(strings(&b, "default_reason")).zip(strings(&b, "reason_20")) {
         assert_eq!(default.as_deref() == Some("gopher_short_doc"), *w < 50, "{w} words");
@@ -112,18 +85,16 @@ fn signals_and_parameters_let_a_recipe_set_its_own_thresholds() {
 
 #[test]
 fn text_functions_work_in_sql() {
-    let dir = tempfile::tempdir().unwrap();
-    let recipe = write(
-        dir.path(),
-        "text.sql",
+    let ws = Workspace::new();
+    let out = ws.run_sql(
         "SELECT mask_pii('write to jane.doe@mail.org from 8.8.8.8') AS masked,
                 simplify_text('Héllo, WORLD! 3.14') AS simple,
                 normalize_text('ﬁ', 'NFKC') AS nfkc,
                 clean_text('a\u{a0} b\r\nc') AS cleaned,
                 detect_language('Alle Menschen sind frei und gleich an Würde und Rechten geboren.')['lang'] AS lang,
                 array_length(split_words('Don''t stop.')) AS n_words;",
-    );
-    let out = tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
+    )
+    .stdout;
     for want in ["email@example.com", "22.214.171.124", "hello world 0", "| fi ", "| de ", "| 4 "] {
         assert!(out.contains(want), "{want} not in\n{out}");
     }
@@ -131,21 +102,17 @@ fn text_functions_work_in_sql() {
 
 #[test]
 fn filter_errors_name_the_function_and_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = |sql: &str| {
-        let recipe = write(dir.path(), "bad.sql", sql);
-        tokq_err(&["run", recipe.to_str().unwrap(), "--quiet"])
-    };
+    let ws = Workspace::new();
+    let run = |sql: &str| ws.fails(&ws.recipe("bad.sql", sql), &["--quiet"]);
     let e = run("SELECT gopher_quality('text', 'min_words=3');");
     assert!(e.contains("gopher_quality: unknown parameter 'min_words'") && e.contains("min_doc_words"), "{e}");
     let e = run("SELECT quality_chain('text', 'gopher_quality; best_filter');");
     assert!(e.contains("unknown filter 'best_filter'"), "{e}");
     let e = run("SELECT normalize_text('text', 'NFX');");
     assert!(e.contains("form must be NFC, NFKC, NFD or NFKD, got 'NFX'"), "{e}");
-    let target = dir.path().join("o");
-    let e = run(&format!("COPY (SELECT 1 AS a) TO '{}/' STORED AS PARQUET OPTIONS ('reject_column' 'a');", target.display()));
+    let e = run("COPY (SELECT 1 AS a) TO '{ws}/o/' STORED AS PARQUET OPTIONS ('reject_column' 'a');");
     assert!(e.contains("'reject_column' needs 'rejects'"), "{e}");
-    let e = run(&format!("COPY (SELECT 1 AS a) TO '{0}/' STORED AS PARQUET OPTIONS ('rejects' '{0}-rejects/');", target.display()));
+    let e = run("COPY (SELECT 1 AS a) TO '{ws}/o/' STORED AS PARQUET OPTIONS ('rejects' '{ws}/o-rejects/');");
     assert!(e.contains("no column 'filter_reason'") && e.contains("reject_column"), "{e}");
 }
 

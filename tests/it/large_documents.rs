@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::*;
+use crate::util::*;
 
 /// Peak resident memory of a running process so far (`VmHWM`), in bytes.
 fn peak_rss(pid: u32) -> Option<u64> {

@@ -2,7 +2,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use tokq_core::tokenize::{cached, DEFAULT_CHUNK_BYTES};
 
-use crate::common::*;
+use crate::util::*;
 
 /// The exact line `_row` of the file `_source`, decompressed by extension.
 pub fn source_line(source: &str, row: i64) -> String {
@@ -34,20 +34,16 @@ fn source_and_row_retrieve_the_text_that_gives_the_ids() {
 
 #[test]
 fn csv_and_parquet_inputs_carry_lineage() {
-    let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), "a.csv", "id,text\nx,\"hello, world\"\ny,\"two\nlines\"\nz,last\n");
-    let recipe = write(
-        tmp.path(),
+    let ws = Workspace::new();
+    ws.file("a.csv", "id,text\nx,\"hello, world\"\ny,\"two\nlines\"\nz,last\n");
+    let recipe = ws.recipe(
         "r.sql",
-        format!(
-            "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:cl100k_base') AS input_ids \
-             FROM read_csv('{d}/a.csv')) TO '{d}/p/' STORED AS PARQUET;\n\
-             SELECT doc_id, _row, _source FROM read_parquet('{d}/p/') ORDER BY doc_id;",
-            d = tmp.path().display()
-        ),
+        "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:cl100k_base') AS input_ids \
+         FROM read_csv('{ws}/a.csv')) TO '{ws}/p/' STORED AS PARQUET;\n\
+         SELECT doc_id, _row, _source FROM read_parquet('{ws}/p/') ORDER BY doc_id;",
     );
-    let out = tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--partitions", "1"]);
-    let r = rows(&read_output(&tmp.path().join("p")).batch);
+    let out = ws.run(&recipe, &["--partitions", "1"]).stdout;
+    let r = rows(&ws.output("p").batch);
     let got: Vec<(String, i64)> = r.iter().map(|x| (x.0.clone(), x.2)).collect();
     assert_eq!(got, vec![("x".into(), 0), ("y".into(), 1), ("z".into(), 2)]);
     assert!(r.iter().all(|x| x.1.ends_with("/a.csv")));

@@ -3,7 +3,7 @@
 mod bad_input;
 mod claims;
 mod classify;
-mod common;
+mod util;
 mod counters;
 mod dedup;
 mod durability;

@@ -5,7 +5,7 @@ use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Int32Type, Int64Type, UInt32Type, UInt8Type};
 use tokq_core::tokenize::{cached, DEFAULT_CHUNK_BYTES};
 
-use crate::common::*;
+use crate::util::*;
 use crate::lineage::source_line;
 
 const EOS: u32 = 100257;
@@ -212,22 +212,15 @@ fn packing_by_source_gives_each_file_its_own_rows_whatever_the_partitions() {
 
 #[test]
 fn padded_rows_report_their_padding() {
-    let tmp = tempfile::tempdir().unwrap();
-    let recipe = write(
-        tmp.path(),
-        "padded.sql",
-        format!(
-            "COPY (SELECT id AS doc_id, _source, _row, pad_tokens(ids, 256, 0) AS input_ids, attention_mask(ids, 256) AS attention_mask \
-             FROM (SELECT *, tokenize(text, 'tiktoken:cl100k_base') AS ids FROM read_jsonl('{}/queries/data/*.jsonl*'))) \
-             TO '{}/o/' STORED AS PARQUET;",
-            repo_root().display(),
-            tmp.path().display()
-        ),
-    );
-    let out = tokq(&["run", recipe.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let o = read_output(&tmp.path().join("o"));
+    let ws = Workspace::new();
+    let stderr = ws
+        .run_sql(
+        "COPY (SELECT id AS doc_id, _source, _row, pad_tokens(ids, 256, 0) AS input_ids, attention_mask(ids, 256) AS attention_mask \
+         FROM (SELECT *, tokenize(text, 'tiktoken:cl100k_base') AS ids FROM read_jsonl('queries/data/*.jsonl*'))) \
+         TO '{ws}/o/' STORED AS PARQUET;",
+        )
+        .stderr;
+    let o = ws.output("o");
     assert_eq!(o.batch.num_rows(), 200);
     let (mut real, mut pad) = (0u64, 0u64);
     for i in 0..200 {
@@ -238,7 +231,7 @@ fn padded_rows_report_their_padding() {
         real += n as u64;
         pad += 256 - n as u64;
     }
-    let manifest = manifest(&tmp.path().join("o"));
+    let manifest = ws.manifest("o");
     assert_eq!((manifest["tokens"].as_u64(), manifest["padding_tokens"].as_u64()), (Some(real), Some(pad)));
     let pct = format!("{:.1}% of input_ids", 100.0 * pad as f64 / (real + pad) as f64);
     assert!(pad > 0 && stderr.contains(&pct), "{pct} in {stderr}");

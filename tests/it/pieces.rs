@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datafusion::arrow::array::{Int64Array, StringArray};
 
-use crate::common::*;
+use crate::util::*;
 use crate::durability::Job;
 
 /// A JSONL file whose line `n` (0-based) holds the document `L{n}`, with blank lines between

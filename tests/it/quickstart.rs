@@ -5,7 +5,7 @@ use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use sha2::{Digest, Sha256};
 
-use crate::common::*;
+use crate::util::*;
 
 
 #[test]
@@ -91,21 +91,17 @@ fn rerun_replaces_stale_part_files() {
 
 #[test]
 fn compression_and_row_group_options_apply() {
-    let tmp = tempfile::tempdir().unwrap();
-    let recipe = write(
-        tmp.path(),
+    let ws = Workspace::new();
+    let recipe = ws.recipe(
         "r.sql",
-        format!(
-            "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids \
-             FROM read_jsonl('queries/data/sample.jsonl')) TO '{}/o/' STORED AS PARQUET \
-             OPTIONS ('format.compression' 'snappy', 'max_row_group_size' '10')",
-            tmp.path().display()
-        ),
+        "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids \
+         FROM read_jsonl('queries/data/sample.jsonl')) TO '{ws}/o/' STORED AS PARQUET \
+         OPTIONS ('format.compression' 'snappy', 'max_row_group_size' '10')",
     );
-    tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet", "--partitions", "1"]);
-    let m = manifest(&tmp.path().join("o"));
+    ws.run(&recipe, &["--partitions", "1"]);
+    let m = ws.manifest("o");
     assert_eq!(m["compression"], "snappy");
-    let part = tmp.path().join("o").join(m["files"][0]["path"].as_str().unwrap());
+    let part = ws.path().join("o").join(m["files"][0]["path"].as_str().unwrap());
     let r = SerializedFileReader::new(std::fs::File::open(part).unwrap()).unwrap();
     assert_eq!(r.metadata().num_row_groups(), 12);
     assert_eq!(r.metadata().row_group(0).column(0).compression(), Compression::SNAPPY);

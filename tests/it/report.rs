@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::*;
+use crate::util::*;
 
 /// Chromium's binary: TOKQ_TEST_CHROMIUM, or `chromium` on the PATH. CI must have it.
 fn chromium() -> Option<String> {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::*;
+use crate::util::*;
 use crate::durability::Job;
 
 /// The journal entries of an interrupted run, as JSON. A kill can land while an entry is being

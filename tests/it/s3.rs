@@ -8,7 +8,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-use crate::common::*;
+use crate::util::*;
 
 const BUCKET: &str = "tokq-test";
 

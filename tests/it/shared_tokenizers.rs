@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use tokq_core::tokenize::{EncodeOptions, Tokenizer};
 
-use crate::common::shared;
+use crate::util::shared;
 
 fn docs(rel: &str, limit: usize) -> Option<Vec<String>> {
     let path = shared(rel)?;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 
-use crate::common::*;
+use crate::util::*;
 
 /// A filtering COPY of the sample corpus to `target`, rejects to `rejects`.
 fn copy(dir: &Path, target: &str, rejects: &str, extra: &[&str]) -> String {

@@ -1,41 +1,35 @@
 //! Every statement kind a recipe may hold, in one recipe.
 
-use crate::common::*;
+use crate::util::*;
 
 #[test]
 fn external_table_ctas_set_and_copy_from_a_table_name() {
-    let d = tempfile::tempdir().unwrap();
-    write(d.path(), "docs.jsonl", "{\"id\":\"a\",\"text\":\"alpha beta\"}\nnot json\n{\"id\":\"b\",\"text\":\"gamma\"}\n");
-    let recipe = write(
-        d.path(),
-        "r.sql",
-        format!(
+    let ws = Workspace::new();
+    ws.file("docs.jsonl", "{\"id\":\"a\",\"text\":\"alpha beta\"}\nnot json\n{\"id\":\"b\",\"text\":\"gamma\"}\n");
+    ws.file("meta.csv", "id,lang\na,en\nb,fr\n");
+    let out = ws
+        .run_sql(
             "SET tokq.on_bad_row = 'skip';\n\
              SET datafusion.execution.batch_size = 1;\n\
-             CREATE EXTERNAL TABLE meta (id VARCHAR, lang VARCHAR) STORED AS CSV LOCATION '{d}/meta.csv' \
+             CREATE EXTERNAL TABLE meta (id VARCHAR, lang VARCHAR) STORED AS CSV LOCATION '{ws}/meta.csv' \
                OPTIONS ('format.has_header' 'true');\n\
              CREATE TABLE tokenized AS\n\
                SELECT r.id AS doc_id, r._source, r._row, m.lang, tokenize(r.text, 'tiktoken:o200k_base') AS input_ids\n\
-               FROM read_jsonl('{d}/docs.jsonl') r JOIN meta m ON r.id = m.id;\n\
-             COPY tokenized TO '{d}/out/' STORED AS PARQUET;\n\
+               FROM read_jsonl('{ws}/docs.jsonl') r JOIN meta m ON r.id = m.id;\n\
+             COPY tokenized TO '{ws}/out/' STORED AS PARQUET;\n\
              SELECT doc_id, lang, _row FROM tokenized ORDER BY doc_id;",
-            d = d.path().display()
-        ),
-    );
-    write(d.path(), "meta.csv", "id,lang\na,en\nb,fr\n");
-    let out = tokq_ok(&["run", recipe.to_str().unwrap(), "--quiet"]);
+        )
+        .stdout;
     assert!(out.contains("| a      | en   | 0    |"), "{out}");
     assert!(out.contains("| b      | fr   | 2    |"), "{out}");
-    let rows = rows(&read_output(&d.path().join("out")).batch);
+    let rows = rows(&ws.output("out").batch);
     assert_eq!(rows.iter().map(|r| (r.0.as_str(), r.2)).collect::<Vec<_>>(), vec![("a", 0), ("b", 2)]);
 }
 
 #[test]
 fn explain_describe_and_show_print_their_rows_as_in_datafusion_cli() {
     // They printed nothing and exited 0.
-    let d = tempfile::tempdir().unwrap();
-    let r = write(d.path(), "r.sql", "CREATE VIEW v AS SELECT 1 AS a;\nEXPLAIN SELECT * FROM v;\nDESCRIBE v;\nSHOW TABLES;\nSHOW datafusion.execution.batch_size;\n");
-    let out = tokq_ok(&["run", r.to_str().unwrap(), "--quiet"]);
+    let out = Workspace::new().run_sql("CREATE VIEW v AS SELECT 1 AS a;\nEXPLAIN SELECT * FROM v;\nDESCRIBE v;\nSHOW TABLES;\nSHOW datafusion.execution.batch_size;\n").stdout;
     for want in ["| logical_plan  |", "| column_name | data_type | is_nullable |", "| a           | Int64     | NO          |", "| public             | v ", "| datafusion.execution.batch_size |"] {
         assert!(out.contains(want), "{want} missing from:\n{out}");
     }
@@ -162,4 +156,20 @@ fn every_shipped_recipe_and_part_declares_its_parameters_once_with_types() {
     let d = tempfile::tempdir().unwrap();
     let r = write(d.path(), "plain.sql", "SELECT '${a:-x}'");
     assert!(tokq_err(&["params", r.to_str().unwrap()]).contains("declares no PARAMETERS"));
+}
+
+#[test]
+fn tokqs_statements_spelled_in_strings_and_comments_are_run_as_what_they_are() {
+    let out = Workspace::new()
+        .run_sql(
+            "-- INCLUDE 'parts/nowhere.sql'\n\
+             SELECT 'INCLUDE ''x.sql''' AS a;\n\
+             /* CREATE COMPONENTS c FROM e (a, b) LOCATION 'x/'; */ SELECT 'CREATE COMPONENTS c' AS b;\n\
+             -- PARAMETERS (n integer);\n\
+             SELECT 'PARAMETERS (n integer)' AS c",
+        )
+        .stdout;
+    for want in ["INCLUDE 'x.sql'", "CREATE COMPONENTS c", "PARAMETERS (n integer)"] {
+        assert!(out.contains(want), "{want} missing from:\n{out}");
+    }
 }

@@ -6,7 +6,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use datafusion::arrow::array::{Array, BinaryArray, Int64Array, StringArray};
 
-use crate::common::*;
+use crate::util::*;
 
 fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

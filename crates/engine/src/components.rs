@@ -9,13 +9,13 @@
 //! that has an edge, its own component included; `component` is the component's smallest node.
 //! Each round is written as Parquet under `dir/` and removed once the next one is written.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::tokenizer::Token;
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
-use regex::Regex;
 use serde::Serialize;
 use crate::sink::store_and_dir;
 
@@ -37,46 +37,36 @@ pub struct Components {
 
 pub const SYNTAX: &str = "CREATE COMPONENTS name FROM relation (column_a, column_b) LOCATION 'directory/'";
 
-static START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)^\s*CREATE\s+COMPONENTS\b").expect("pattern"));
-static FULL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)^\s*CREATE\s+COMPONENTS\s+(\w+)\s+FROM\s+([\w.]+)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)\s+LOCATION\s+'([^']+)'\s*$")
-        .expect("pattern")
-});
-
-/// Removes `--` and `/* */` comments outside quotes.
-fn without_comments(sql: &str) -> String {
-    let (mut out, mut rest) = (String::with_capacity(sql.len()), sql);
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r.find('\n').map_or("", |i| &r[i..]);
-        } else if let Some(r) = rest.strip_prefix("/*") {
-            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
-        } else if let Some(r) = rest.strip_prefix('\'') {
-            let end = r.find('\'').map_or(r.len(), |i| i + 1);
-            out.push('\'');
-            out.push_str(&r[..end]);
-            rest = &r[end..];
-        } else {
-            let c = rest.chars().next().unwrap_or(' ');
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    out
-}
-
 impl Components {
-    /// None when the statement is not `CREATE COMPONENTS`; an error when it is, but malformed.
-    pub fn parse(sql: &str) -> Option<Result<Self>> {
-        let sql = without_comments(sql);
-        if !START.is_match(&sql) {
-            return None;
-        }
-        let Some(c) = FULL.captures(&sql) else {
-            return Some(Err(DataFusionError::Plan(format!("expected {SYNTAX}"))));
+    /// Reads the statement from its tokens (blanks and comments left out), `CREATE COMPONENTS`
+    /// first; an error gives the syntax.
+    pub fn parse<'t>(tokens: impl Iterator<Item = &'t Token>) -> std::result::Result<Self, String> {
+        let mut t = tokens.skip(2);
+        let word = |t: Option<&Token>| match t {
+            Some(Token::Word(w)) => Some(w.value.clone()),
+            _ => None,
         };
-        let location = c[5].trim_end_matches('/').to_string() + "/";
-        Some(Ok(Self { name: c[1].to_lowercase(), relation: c[2].into(), a: c[3].into(), b: c[4].into(), location }))
+        let keyword = |t: Option<&Token>, k: &str| matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let parsed = (|| {
+            let name = word(t.next())?.to_lowercase();
+            keyword(t.next(), "FROM").then_some(())?;
+            // A relation may be qualified: `schema.table`.
+            let mut relation = word(t.next())?;
+            let mut next = t.next();
+            while next == Some(&Token::Period) {
+                relation = format!("{relation}.{}", word(t.next())?);
+                next = t.next();
+            }
+            (next == Some(&Token::LParen)).then_some(())?;
+            let a = word(t.next())?;
+            (t.next() == Some(&Token::Comma)).then_some(())?;
+            let b = word(t.next())?;
+            (t.next() == Some(&Token::RParen)).then_some(())?;
+            keyword(t.next(), "LOCATION").then_some(())?;
+            let Some(Token::SingleQuotedString(location)) = t.next() else { return None };
+            t.next().is_none().then(|| Self { name, relation, a, b, location: location.trim_end_matches('/').to_string() + "/" })
+        })();
+        parsed.ok_or_else(|| format!("expected {SYNTAX}"))
     }
 }
 
@@ -215,14 +205,25 @@ pub async fn run(ctx: &SessionContext, c: &Components, recipe_sha256: &str) -> R
 mod tests {
     use super::*;
 
+    fn parse(sql: &str) -> Option<std::result::Result<Components, String>> {
+        match crate::recipe::parse_one(sql) {
+            Ok(crate::recipe::TokqStatement::Components(c)) => Some(Ok(c)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e.to_string())),
+        }
+    }
+
     #[test]
     fn parses_the_statement() {
-        let c = Components::parse("-- clusters\nCREATE COMPONENTS clusters FROM candidates (x, y) LOCATION 'work/cc'").unwrap().unwrap();
+        let c = parse("-- clusters\nCREATE COMPONENTS clusters FROM candidates (x, y) LOCATION 'work/cc'").unwrap().unwrap();
         assert_eq!(c, Components { name: "clusters".into(), relation: "candidates".into(), a: "x".into(), b: "y".into(), location: "work/cc/".into() });
-        assert!(Components::parse("create components c from e(a,b) location 's3://b/x/'").unwrap().is_ok());
-        let e = Components::parse("CREATE COMPONENTS c FROM e LOCATION 'x'").unwrap().unwrap_err();
-        assert!(e.to_string().contains(SYNTAX), "{e}");
-        assert!(Components::parse("CREATE VIEW components AS SELECT 1").is_none());
-        assert!(Components::parse("SELECT 'CREATE COMPONENTS'").is_none());
+        assert!(parse("create components c from e(a,b) location 's3://b/x/'").unwrap().is_ok());
+        assert_eq!(parse("CREATE COMPONENTS c FROM s.e (a, b) LOCATION 'x'").unwrap().unwrap().relation, "s.e");
+        for bad in ["CREATE COMPONENTS c FROM e LOCATION 'x'", "CREATE COMPONENTS c FROM e (a, b) LOCATION 'x' now"] {
+            let e = parse(bad).unwrap().unwrap_err();
+            assert!(e.contains(SYNTAX), "{e}");
+        }
+        assert!(parse("CREATE VIEW components AS SELECT 1").is_none());
+        assert!(parse("SELECT 'CREATE COMPONENTS'").is_none());
     }
 }

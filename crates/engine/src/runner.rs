@@ -12,7 +12,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::{DataFrame, SessionContext};
-use datafusion::sql::parser::{CopyToSource, CopyToStatement, DFParser, Statement as DfStatement};
+use datafusion::sql::parser::{CopyToSource, CopyToStatement, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
 use crate::lineage::counters::{ReadCounters, Snapshot};
 use crate::lineage::files::FileRef;
@@ -25,7 +25,7 @@ use crate::lineage::scan::{adds_lineage, as_lineage_scan, file_groups, ROW_COLUM
 
 use crate::components::{self, Components};
 use crate::cpu::CpuWatch;
-use crate::recipe::{Recipe, Statement};
+use crate::recipe::{Recipe, Statement, TokqStatement};
 use crate::results::{Discard, ResultSink};
 use crate::stats::{Accounting, ComponentsStats, NoProgress, OutputStats, Progress, Resubmitted, RunStats, StatementStats};
 use crate::sink::{self, ParquetTarget, PlanFacts, WrittenFile};
@@ -103,16 +103,10 @@ enum Kind {
 }
 
 fn classify(sql: &str) -> Result<Kind> {
-    if let Some(c) = Components::parse(sql) {
-        return Ok(Kind::Components(c?));
-    }
-    let mut parsed = DFParser::parse_sql(sql)?;
-    if parsed.len() != 1 {
-        return Err(DataFusionError::Plan(format!("expected one statement, found {}", parsed.len())));
-    }
-    Ok(match parsed.pop_front() {
-        Some(DfStatement::Statement(s)) if matches!(*s, SqlStatement::Query(_)) => Kind::Query,
-        Some(DfStatement::CopyTo(c)) if is_parquet(&c) => Kind::ParquetCopy(c),
+    Ok(match crate::recipe::parse_one(sql)? {
+        TokqStatement::Components(c) => Kind::Components(c),
+        TokqStatement::Copy(c) if is_parquet(&c) => Kind::ParquetCopy(c),
+        TokqStatement::Df(DfStatement::Statement(s)) if matches!(*s, SqlStatement::Query(_)) => Kind::Query,
         _ => Kind::Other,
     })
 }

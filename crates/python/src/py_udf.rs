@@ -9,8 +9,6 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -124,14 +122,6 @@ pub fn called_in(sql: &str) -> Option<String> {
     if udfs.is_empty() {
         return None;
     }
-    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
-    let mut code = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).peekable();
-    while let Some(t) = code.next() {
-        if let (Token::Word(w), Some(Token::LParen)) = (t, code.peek()) {
-            if let Some(u) = udfs.iter().find(|u| u.name().eq_ignore_ascii_case(&w.value)) {
-                return Some(u.name().to_string());
-            }
-        }
-    }
-    None
+    let called = tokq_engine::recipe::called_functions(sql);
+    called.iter().find_map(|c| udfs.iter().find(|u| u.name().eq_ignore_ascii_case(c))).map(|u| u.name().to_string())
 }

@@ -12,8 +12,7 @@
 
 use std::fmt;
 
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 
 /// What a parameter's value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,47 +101,38 @@ pub struct Declared {
     pub doc: String,
 }
 
-/// Parses `sql` as a PARAMETERS statement starting at line `line`: `None` when it is another
-/// statement, else the declarations or what is wrong (with its line).
-pub fn parse(sql: &str, line: usize) -> Option<Result<Vec<Declared>, (usize, String)>> {
-    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
-    let first = tokens.iter().find(|t| !matches!(t, Token::Whitespace(_)));
-    if !matches!(first, Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("parameters")) {
-        return None;
-    }
-    Some(Parser { tokens: tokens.into_iter(), line, declared: Vec::new() }.declarations())
+/// Reads a PARAMETERS statement from its tokens (comments included, for the docs): the
+/// declarations, or what is wrong with its line.
+pub fn parse(tokens: &[TokenWithSpan]) -> Result<Vec<Declared>, (usize, String)> {
+    Parser { tokens: tokens.iter(), line: tokens.first().map_or(1, |t| t.span.start.line as usize), declared: Vec::new() }.declarations()
 }
 
 const USAGE: &str = "expected PARAMETERS (name type [DEFAULT value], ...) with a type of text, path, folder, integer, number, boolean or name";
 
-struct Parser<I> {
+struct Parser<'t, I: Iterator<Item = &'t TokenWithSpan>> {
     tokens: I,
     /// The line of the token read last.
     line: usize,
     declared: Vec<Declared>,
 }
 
-impl<I: Iterator<Item = Token>> Parser<I> {
-    /// The next token that is not whitespace; a comment on the line of the last declaration is its doc.
+impl<'t, I: Iterator<Item = &'t TokenWithSpan>> Parser<'t, I> {
+    /// The next token that is not blank or a comment; a comment on the line of the last
+    /// declaration is its doc.
     fn next(&mut self) -> Option<Token> {
-        let mut doc_line = self.declared.last().map(|d| d.line);
         for t in self.tokens.by_ref() {
-            match t {
-                Token::Whitespace(Whitespace::Newline) => {
-                    self.line += 1;
-                    doc_line = None;
-                }
+            let line = t.span.start.line as usize;
+            match &t.token {
                 Token::Whitespace(Whitespace::SingleLineComment { comment, .. }) => {
-                    if let (Some(d), Some(_)) = (self.declared.last_mut().filter(|d| d.doc.is_empty()), doc_line) {
+                    if let Some(d) = self.declared.last_mut().filter(|d| d.doc.is_empty() && d.line == line) {
                         d.doc = comment.trim().to_string();
                     }
-                    // The comment's own line break is part of it.
-                    self.line += comment.matches('\n').count();
-                    doc_line = None;
                 }
-                Token::Whitespace(Whitespace::MultiLineComment(c)) => self.line += c.matches('\n').count(),
-                Token::Whitespace(_) => {}
-                t => return Some(t),
+                Token::Whitespace(_) | Token::EOF => {}
+                token => {
+                    self.line = line;
+                    return Some(token.clone());
+                }
             }
         }
         None
@@ -216,10 +206,15 @@ impl<I: Iterator<Item = Token>> Parser<I> {
 mod tests {
     use super::*;
 
+    fn tokens(sql: &str) -> Vec<TokenWithSpan> {
+        use datafusion::sql::sqlparser::{dialect::GenericDialect, tokenizer::Tokenizer};
+        Tokenizer::new(&GenericDialect {}, sql).tokenize_with_location().unwrap()
+    }
+
     #[test]
     fn declarations_with_types_defaults_docs_and_lines() {
         let sql = "PARAMETERS (\n  input path DEFAULT 'a/*.jsonl', -- what to read\n  work folder DEFAULT 'out/w',\n  n integer DEFAULT 14,\n  t number DEFAULT -0.5, -- threshold\n  on boolean DEFAULT TRUE,\n  model path -- no default\n)";
-        let d = parse(sql, 3).unwrap().unwrap();
+        let d = parse(&tokens(&format!("\n\n{sql}"))).unwrap();
         let got: Vec<_> = d.iter().map(|d| (d.name.as_str(), d.kind, d.default.as_deref(), d.line, d.doc.as_str())).collect();
         assert_eq!(
             got,
@@ -232,12 +227,11 @@ mod tests {
                 ("model", ParamType::Path, None, 9, "no default"),
             ]
         );
-        assert!(parse("SELECT 1", 1).is_none());
     }
 
     #[test]
     fn mistakes_name_their_line() {
-        let err = |sql: &str| parse(sql, 1).unwrap().unwrap_err();
+        let err = |sql: &str| parse(&tokens(sql)).unwrap_err();
         assert_eq!(err("PARAMETERS (\n a integer DEFAULT 'x'\n)"), (2, "the default of 'a' (\"x\") is no integer: it must be a whole number such as 2048".into()));
         assert!(err("PARAMETERS (a strange)").1.contains("'strange' is no type"));
         assert!(err("PARAMETERS (a text,\n a text)").1.contains("'a' is declared twice"));

@@ -6,9 +6,11 @@ use sha2::{Digest, Sha256};
 
 mod declare;
 mod include;
+mod parser;
 
 pub use declare::{Declared, ParamType};
-use include::Include;
+pub use include::Include;
+pub use parser::{called_functions, parse_one, Leading, Source, SyntaxError, TokqParser, TokqStatement};
 
 /// Why a recipe cannot be read; each names the file and line.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -24,6 +26,8 @@ pub enum RecipeError {
     UnusedSet { given: String, file: String, name: String, known: String },
     #[error("{file}:{line}: {cause}")]
     Include { file: String, line: usize, cause: String },
+    #[error("{file}:{line}: {cause}")]
+    Syntax { file: String, line: usize, cause: String },
     #[error(
         "{file}:{line}: '${{{name}}}' is followed by '{after}', so its value must end with '/' as its default '{default}' does, \
          or the paths run together; pass --set {name}={value}/"
@@ -185,19 +189,21 @@ impl Recipe {
         let mut text = substitute(path, raw, params, &given, declared.as_deref())?;
         let mut statements = Vec::new();
         let mut included = String::new();
-        for (i, stmt) in split(&text).into_iter().enumerate() {
-            if declare::parse(&stmt.sql, stmt.line).is_some() {
-                if i > 0 {
-                    return Err(RecipeError::MisplacedDeclaration { file: path.to_string(), line: stmt.line });
+        let parser = TokqParser::new(&text).map_err(|e| syntax(path, e))?;
+        for (i, source) in parser.sources().iter().enumerate() {
+            let err = |cause: String| RecipeError::Include { file: path.to_string(), line: source.line, cause };
+            let include = match (source.leading(), source.tokq()) {
+                (Leading::Parameters, _) if i > 0 => return Err(RecipeError::MisplacedDeclaration { file: path.to_string(), line: source.line }),
+                // Read before the parameters were substituted, by `declarations`.
+                (Leading::Parameters, _) => continue,
+                (_, Some(Ok(TokqStatement::Include(include)))) => include,
+                (Leading::Include, Some(Err((_, cause)))) => return Err(err(cause)),
+                // CREATE COMPONENTS and DataFusion's statements are parsed when they run.
+                _ => {
+                    statements.push(Statement { file: path.to_string(), number: statements.len() + 1, line: source.line, sql: source.sql.to_string() });
+                    continue;
                 }
-                continue;
-            }
-            let Some(include) = Include::parse(&stmt.sql) else {
-                statements.push(Statement { file: path.to_string(), number: statements.len() + 1, ..stmt });
-                continue;
             };
-            let err = |cause: String| RecipeError::Include { file: path.to_string(), line: stmt.line, cause };
-            let include = include.map_err(err)?;
             let file = include.resolve(path);
             if within.contains(&file) || within.len() >= MAX_INCLUDE_DEPTH {
                 return Err(err(format!("'{file}' includes itself, through {}", within.join(" -> "))));
@@ -229,13 +235,21 @@ impl Recipe {
 
 /// The recipe's PARAMETERS, if its first statement declares them; they may not use parameters.
 fn declarations(path: &str, raw: &str) -> Result<Option<Vec<Declared>>, RecipeError> {
-    let Some(first) = split(raw).into_iter().next() else { return Ok(None) };
-    let Some(declared) = declare::parse(&first.sql, first.line) else { return Ok(None) };
+    let parser = TokqParser::new(raw).map_err(|e| syntax(path, e))?;
+    let Some(first) = parser.sources().into_iter().next().filter(|s| s.leading() == Leading::Parameters) else { return Ok(None) };
     let err = |(line, cause)| RecipeError::Declaration { file: path.to_string(), line, cause };
-    if without_leading_comments(&first.sql).contains("${") {
+    if params_of(path, first.sql)?.iter().any(|p| p.context != Context::Comment) {
         return Err(err((first.line, "PARAMETERS cannot use parameters".to_string())));
     }
-    declared.map(Some).map_err(err)
+    match first.tokq() {
+        Some(Ok(TokqStatement::Parameters(declared))) => Ok(Some(declared)),
+        Some(Err(e)) => Err(err(e)),
+        _ => Ok(None),
+    }
+}
+
+fn syntax(path: &str, e: SyntaxError) -> RecipeError {
+    RecipeError::Syntax { file: path.to_string(), line: e.line, cause: e.message }
 }
 
 /// Every parameter's value: given, or its default, checked against its declared type.
@@ -352,70 +366,6 @@ fn substitute(path: &str, raw: &str, params: &BTreeMap<String, String>, given: &
     }
     out.push_str(&raw[at..]);
     Ok(out)
-}
-
-/// Splits at semicolons outside quotes and comments; drops statements that are only comments.
-fn split(text: &str) -> Vec<Statement> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    let push = |from: usize, to: usize, out: &mut Vec<Statement>| {
-        let sql = &text[from..to];
-        if has_code(sql) {
-            let lead = sql.len() - sql.trim_start().len();
-            let line = text[..from + lead].matches('\n').count() + 1;
-            out.push(Statement { file: String::new(), number: out.len() + 1, line, sql: sql.trim().to_string() });
-        }
-    };
-    while i < b.len() {
-        match b[i] {
-            q @ (b'\'' | b'"') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            b';' => {
-                push(start, i, &mut out);
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    push(start, b.len().min(text.len()), &mut out);
-    out
-}
-
-fn has_code(sql: &str) -> bool {
-    !without_leading_comments(sql).is_empty()
-}
-
-/// `sql` from its first character that is no whitespace or comment.
-fn without_leading_comments(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r.split_once('\n').map(|(_, r)| r).unwrap_or("");
-        } else if let Some(r) = rest.strip_prefix("/*") {
-            rest = r.split_once("*/").map(|(_, r)| r).unwrap_or("");
-        } else {
-            return rest;
-        }
-    }
 }
 
 #[cfg(test)]

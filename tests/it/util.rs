@@ -6,6 +6,114 @@ use datafusion::arrow::array::{Array, Int64Array, ListArray, RecordBatch, String
 use datafusion::arrow::compute::concat_batches;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+/// A test's own folder, in the manner of ripgrep's `tests/util.rs`: files and recipes are written
+/// into it, `tokq run` runs on them with its stats kept, and outputs are read back as rows, a
+/// manifest and stats. When a run that should pass fails, the message lists the folder.
+pub struct Workspace {
+    dir: tempfile::TempDir,
+    runs: std::cell::Cell<usize>,
+}
+
+/// What a `tokq run` in a [`Workspace`] printed and counted.
+pub struct Run {
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error: the summary.
+    pub stderr: String,
+    /// Its `--stats-json`.
+    pub stats: serde_json::Value,
+}
+
+impl Run {
+    /// The accounting of the COPY that wrote `output` (a folder under the workspace, or its end).
+    pub fn accounting(&self, output: &str) -> &serde_json::Value {
+        let all = self.stats["accounting"].as_array().expect("accounting in the stats");
+        all.iter().find(|a| a["kept_target"].as_str().is_some_and(|o| o.trim_end_matches('/').ends_with(output.trim_end_matches('/')))).unwrap_or_else(|| panic!("no accounting for {output}: {all:?}"))
+    }
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap(), runs: std::cell::Cell::new(0) }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `rel` under the workspace, as a string (recipes and arguments take strings).
+    pub fn at(&self, rel: &str) -> String {
+        self.path().join(rel).display().to_string()
+    }
+
+    /// Writes `rel` (its folders made) and returns its path.
+    pub fn file(&self, rel: &str, body: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+
+    /// Writes a recipe, with every `{ws}` in it replaced by the workspace's path.
+    pub fn recipe(&self, rel: &str, sql: &str) -> String {
+        self.file(rel, sql.replace("{ws}", &self.path().display().to_string())).display().to_string()
+    }
+
+    /// `tokq run RECIPE --stats-json ... ARGS` from the repository root (recipes may read
+    /// `queries/data/`); fails the test with tokq's words and the workspace's files unless it passes.
+    pub fn run(&self, recipe: &str, args: &[&str]) -> Run {
+        let stats = self.path().join(format!(".stats-{}.json", self.runs.replace(self.runs.get() + 1)));
+        let mut all = vec!["run", recipe, "--stats-json", stats.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = tokq(&all);
+        assert!(out.status.success(), "tokq {all:?} failed:\n{}\nthe workspace:\n{}", String::from_utf8_lossy(&out.stderr), self.listing());
+        let stats = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        Run { stdout: String::from_utf8(out.stdout).unwrap(), stderr: String::from_utf8(out.stderr).unwrap(), stats }
+    }
+
+    /// Writes `sql` as `r.sql` ([`Workspace::recipe`]) and runs it.
+    pub fn run_sql(&self, sql: &str) -> Run {
+        let recipe = self.recipe("r.sql", sql);
+        self.run(&recipe, &[])
+    }
+
+    /// `tokq run RECIPE ARGS`, which must fail with one line (returned).
+    pub fn fails(&self, recipe: &str, args: &[&str]) -> String {
+        let mut all = vec!["run", recipe];
+        all.extend_from_slice(args);
+        tokq_err(&all)
+    }
+
+    /// Every part file of an output folder under the workspace.
+    pub fn output(&self, rel: &str) -> Output_ {
+        read_output(&self.path().join(rel))
+    }
+
+    /// The manifest of an output folder under the workspace.
+    pub fn manifest(&self, rel: &str) -> serde_json::Value {
+        manifest(&self.path().join(rel))
+    }
+
+    /// Each file under the workspace with its size, one a line: what a failing test prints.
+    pub fn listing(&self) -> String {
+        let mut lines = Vec::new();
+        let mut stack = vec![self.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let size = e.metadata().map_or(0, |m| m.len());
+                    lines.push(format!("  {} ({size} bytes)", p.strip_prefix(self.path()).unwrap().display()));
+                }
+            }
+        }
+        lines.sort();
+        lines.join("\n")
+    }
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
