@@ -28,6 +28,7 @@ pub const DOCS: &str = r#"{"id": "en", "text": "All human beings are born free a
 /// Writes [`DOCS`] and a recipe labelling them with the fastText model `${model}` (language,
 /// top 3, English score) into `${output}`; returns the recipe. The cluster and S3 tests compare
 /// its output with a local run's.
+#[cfg_attr(not(feature = "slow-tests"), allow(dead_code))] // used by the slow tier
 pub fn labelling_recipe(dir: &std::path::Path) -> std::path::PathBuf {
     let input = write(dir, "docs.jsonl", DOCS);
     let sql = format!(
@@ -40,6 +41,7 @@ pub fn labelling_recipe(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// The columns [`labelling_recipe`] computes.
+#[cfg_attr(not(feature = "slow-tests"), allow(dead_code))] // used by the slow tier
 pub const LABELS: [&str; 4] = ["doc_id", "language", "top3", "en"];
 
 #[test]

@@ -105,6 +105,25 @@ impl Cluster {
         }
         all
     }
+
+    /// Waits until the nodes' logs hold more than `before` lines that contain every one of
+    /// `words`; fails the test with the logs after `secs` seconds. Returns that count.
+    pub fn wait_for_log(&self, words: &[&str], before: usize, secs: u64) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let n = self.log_lines(words);
+            if n > before {
+                return n;
+            }
+            assert!(Instant::now() < deadline, "no new log line with {words:?} within {secs} s:\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// How many lines of the nodes' logs contain every one of `words`.
+    pub fn log_lines(&self, words: &[&str]) -> usize {
+        self.logs().lines().filter(|l| words.iter().all(|w| l.contains(w))).count()
+    }
 }
 
 /// How to start a cluster beyond its size.
@@ -198,6 +217,9 @@ fn quickstart_on_a_two_executor_cluster_equals_the_local_run() {
     let (a, b) = (rows(&read_output(&local).batch), rows(&read_output(&remote).batch));
     assert_eq!(a.len(), 200);
     assert_eq!(a, b);
+    // The scheduler logs each job it receives (what the test of a cluster without executors
+    // looks for, to show that none came).
+    assert!(cluster.log_lines(&["query_stage_scheduler] Job queued"]) > 0, "{}", cluster.logs());
 }
 
 #[test]
@@ -416,7 +438,8 @@ fn a_cluster_without_executors_fails_within_the_wait_and_runs_no_job_later() {
         assert!(Instant::now() < deadline, "the executor did not register:\n{}", cluster.logs());
         std::thread::sleep(Duration::from_millis(300));
     }
-    std::thread::sleep(Duration::from_secs(3));
+    // No job reached the scheduler, so none can run on the executor that joined.
+    assert_eq!(cluster.log_lines(&["query_stage_scheduler] Job queued"]), 0, "a job was submitted:\n{}", cluster.logs());
     assert!(!job.out.exists(), "a job ran after the client gave up");
 }
 

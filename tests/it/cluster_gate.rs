@@ -2,7 +2,6 @@
 //! allowed data roots on every node (docs/cluster.md, "Trust model").
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::cluster::{executors_registered, http_get, start_with, Setup};
 use crate::util::*;
@@ -70,8 +69,11 @@ fn a_cluster_with_a_secret_runs_its_members_jobs_and_refuses_everyone_else() {
     }
 
     // An executor with the wrong secret cannot join.
+    // Its calls to the scheduler are refused and logged (nothing else calls it meanwhile).
+    let refused = ["without the cluster secret", "SchedulerGrpc/"];
+    let before = cluster.log_lines(&refused);
     cluster.add_executor_with(&["--secret-file".to_string(), wrong_arg.clone()]);
-    std::thread::sleep(Duration::from_secs(4));
+    cluster.wait_for_log(&refused, before, 60);
     assert_eq!(executors_registered(&cluster), 2, "an executor with the wrong secret joined");
 
     // Neither the secret nor the token it makes appears in any log, the stats or the output.

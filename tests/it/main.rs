@@ -10,6 +10,7 @@ mod durability;
 mod filters;
 mod large_documents;
 mod lineage;
+mod maps;
 mod pack;
 mod pieces;
 mod quickstart;
@@ -17,12 +18,14 @@ mod report;
 mod resume;
 mod shared_tokenizers;
 mod single_file;
-mod s3;
 mod statements;
 mod web;
-#[cfg(feature = "cluster")]
+// The slow tier (`--features tokq/slow-tests`, as `.ci/run` runs it).
+#[cfg(feature = "slow-tests")]
 mod chaos;
-#[cfg(feature = "cluster")]
+#[cfg(feature = "slow-tests")]
 mod cluster;
-#[cfg(feature = "cluster")]
+#[cfg(feature = "slow-tests")]
 mod cluster_gate;
+#[cfg(feature = "slow-tests")]
+mod s3;

@@ -158,7 +158,6 @@ async fn an_output_on_s3_is_locked_by_a_conditional_create() {
 }
 
 /// On a cluster: scheduler and executors get the store from their own environment.
-#[cfg(feature = "cluster")]
 mod on_a_cluster {
     use super::*;
 

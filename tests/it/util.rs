@@ -162,6 +162,7 @@ pub fn tokq_err(args: &[&str]) -> String {
 }
 
 /// [`tokq_err`] for a run that could hang: it is killed and the test fails after `secs` seconds.
+#[cfg_attr(not(feature = "slow-tests"), allow(dead_code))] // used by the slow tier
 pub fn tokq_err_within(args: &[&str], secs: u64) -> String {
     one_line_error(args, run_within(args, &[], secs))
 }
@@ -326,7 +327,6 @@ pub fn synthetic_corpus(dir: &Path, files: usize, docs: usize) -> String {
     format!("{}/*.jsonl", dir.display())
 }
 
-/// Every file directly in a directory, by name, with its bytes.
 /// A folder's files by name.
 pub type Snapshot = std::collections::BTreeMap<String, Vec<u8>>;
 
@@ -352,7 +352,6 @@ COPY (
 ) TO '${output}' STORED AS PARQUET OPTIONS ('rejects' '${rejects}');
 ";
 
-/// A child process that is killed if the test ends (or fails) before it does.
 /// A column as text (cast to Utf8), NULL as None.
 pub fn strings(b: &datafusion::arrow::array::RecordBatch, name: &str) -> Vec<Option<String>> {
     use datafusion::arrow::array::{Array, StringArray};
@@ -362,8 +361,10 @@ pub fn strings(b: &datafusion::arrow::array::RecordBatch, name: &str) -> Vec<Opt
     (0..c.len()).map(|i| c.is_valid(i).then(|| c.value(i).to_string())).collect()
 }
 
+/// A child process that is killed if the test ends (or fails) before it does.
 pub struct KillOnDrop(pub std::process::Child);
 
+#[cfg_attr(not(feature = "slow-tests"), allow(dead_code))] // used by the slow tier
 impl KillOnDrop {
     /// Waits for the process to end; after `secs` seconds the test fails with `hung()`'s words.
     pub fn wait_within(&mut self, secs: u64, hung: impl Fn() -> String) -> std::process::ExitStatus {

@@ -135,7 +135,7 @@ pub fn url_lists() -> Option<(String, String)> {
     Some((lists?, psl?))
 }
 
-#[cfg(feature = "cluster")]
+#[cfg(feature = "slow-tests")]
 #[test]
 fn fineweb_from_warc_on_a_cluster_equals_the_local_run_and_every_row_seeks_to_its_record() {
     let Some(warc) = shared("corpora/web-html/trafilatura-eval.warc.gz") else { return };

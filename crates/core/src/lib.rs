@@ -8,6 +8,9 @@
 //! - [`fasttext`]: fastText classifiers (language ID, quality), identical to fastText.
 //! - [`tokenize`]: tokenizer specs, tokq's byte-level BPE encoder and the reference encoders.
 //! - [`pack`]: padding-free sequence packing; [`shuffle`]: the global shuffle key.
+//! - [`web`]: URL parts and datatrove's URL filter, WARC records, HTML main text.
+//! - [`load`]: where tokenizer and model files come from; [`error`]: [`TokqError`], which names
+//!   the file, line or value at fault; [`guard`]: a dependency's panic turned into an error.
 //!
 //! ```
 //! use tokq_core::quality::{gopher::GopherQuality, Doc, Filter};

@@ -1,19 +1,24 @@
 //! tokq's engine: everything between a recipe file and a committed output directory.
 //!
-//! - [`recipe`] parses a recipe (`${name}` parameters, statements with their lines).
+//! - [`recipe`] reads a recipe: `${name}` parameters, then one parser for its statements
+//!   ([`recipe::TokqParser`]: `PARAMETERS`, `INCLUDE`, `CREATE COMPONENTS`, DataFusion's), each
+//!   with its line.
 //! - [`placement`] says where a run executes (this process or a Ballista cluster, partitions,
 //!   memory, bad rows) and makes its context and [`Runner`]; the CLI and Python only configure it.
 //! - [`runner`] runs or explains a recipe statement by statement on a [`SessionContext`], handing
-//!   result rows to the caller's [`results::ResultSink`].
+//!   result rows to the caller's [`results`] sink.
 //! - [`lineage`] holds the readers (`read_jsonl`, `read_csv`, `read_parquet`) that add `_source`
 //!   and `_row` to every row, and count what they read as DataFusion metrics and into the run's
-//!   live counters ([`lineage::counters`]); [`cpu`] samples the CPU time of each statement.
+//!   live counters ([`lineage::counters`]); [`cpu`] samples the CPU time of each statement, and
+//!   [`stats`] holds what a run did (`--stats-json`), which [`report`] renders as a page.
 //! - [`sink`] owns the output format: the Parquet writer that runs where each partition runs, the
 //!   commit, the manifest and the crash journal.
 //! - `components` runs `CREATE COMPONENTS` (connected components in rounds of SQL).
 //! - [`session`] builds the context every role shares; `codec` carries tokq's tables and
 //!   operators to Ballista; [`store`] opens local and `s3://` locations, the local ones through
 //!   `durable`, which syncs what it writes, and fences them to a node's [`roots`] if it has any.
+//! - `cluster` (feature `cluster`): what every Ballista node shares, and the client.
+//! - [`functions`]: the table functions and the generated function reference.
 //!
 //! Running a recipe from Rust:
 //!

@@ -2,6 +2,11 @@
 //! its documentation (`information_schema.routines`, `tokq functions`), and the one place that
 //! lists them ([`scalar_udfs`], [`register_all`]).
 //!
+//! One module per stage: [`text`], [`quality`], [`dedup`], [`tokenize`], [`pad`], [`shuffle`],
+//! [`classify`] (language ID, fastText), [`web`] (URLs) and [`html`] (main text). Each function is
+//! built from the [`kit`]; its constant arguments are read by [`args`] at planning time; the
+//! `tokq.*` session options are in [`options`].
+//!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use datafusion::prelude::SessionContext;

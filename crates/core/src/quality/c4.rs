@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-use super::params::Params;
+use super::params::{Keys, Params};
 use super::{Doc, Filter, Verdict};
 use crate::error::TokqError;
 use crate::text::py;
@@ -74,17 +74,17 @@ impl Default for C4Quality {
     }
 }
 
-const KEYS: &[&str] = &[
-    "split_paragraph",
-    "remove_citations",
-    "filter_no_terminal_punct",
-    "min_num_sentences",
-    "min_words_per_line",
-    "max_word_length",
-    "filter_lorem_ipsum",
-    "filter_javascript",
-    "filter_curly_bracket",
-    "filter_policy",
+const KEYS: &Keys<C4Quality> = &[
+    ("split_paragraph", |f, p, k, v| p.flag(k, v).map(|x| f.split_paragraph = x)),
+    ("remove_citations", |f, p, k, v| p.flag(k, v).map(|x| f.remove_citations = x)),
+    ("filter_no_terminal_punct", |f, p, k, v| p.flag(k, v).map(|x| f.filter_no_terminal_punct = x)),
+    ("min_num_sentences", |f, p, k, v| p.integer(k, v).map(|x| f.min_num_sentences = x)),
+    ("min_words_per_line", |f, p, k, v| p.integer(k, v).map(|x| f.min_words_per_line = x)),
+    ("max_word_length", |f, p, k, v| p.integer(k, v).map(|x| f.max_word_length = x)),
+    ("filter_lorem_ipsum", |f, p, k, v| p.flag(k, v).map(|x| f.filter_lorem_ipsum = x)),
+    ("filter_javascript", |f, p, k, v| p.flag(k, v).map(|x| f.filter_javascript = x)),
+    ("filter_curly_bracket", |f, p, k, v| p.flag(k, v).map(|x| f.filter_curly_bracket = x)),
+    ("filter_policy", |f, p, k, v| p.flag(k, v).map(|x| f.filter_policy = x)),
 ];
 
 /// What C4 made of a document.
@@ -100,24 +100,7 @@ pub struct Outcome {
 
 impl C4Quality {
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
-        let p = Params::parse("c4_quality", spec)?;
-        let mut f = Self::default();
-        for (k, v) in p.items() {
-            match k {
-                "split_paragraph" => f.split_paragraph = p.flag(k, v)?,
-                "remove_citations" => f.remove_citations = p.flag(k, v)?,
-                "filter_no_terminal_punct" => f.filter_no_terminal_punct = p.flag(k, v)?,
-                "min_num_sentences" => f.min_num_sentences = p.integer(k, v)?,
-                "min_words_per_line" => f.min_words_per_line = p.integer(k, v)?,
-                "max_word_length" => f.max_word_length = p.integer(k, v)?,
-                "filter_lorem_ipsum" => f.filter_lorem_ipsum = p.flag(k, v)?,
-                "filter_javascript" => f.filter_javascript = p.flag(k, v)?,
-                "filter_curly_bracket" => f.filter_curly_bracket = p.flag(k, v)?,
-                "filter_policy" => f.filter_policy = p.flag(k, v)?,
-                other => return Err(p.unknown(other, KEYS)),
-            }
-        }
-        Ok(f)
+        Params::parse("c4_quality", spec)?.apply(KEYS, Self::default())
     }
 
     /// Runs C4 and counts every sentence of the kept lines (for the signals).

@@ -1,6 +1,6 @@
 //! `FineWebQualityFilter` (datatrove `fineweb_quality_filter.py`).
 
-use super::params::Params;
+use super::params::{Keys, Params};
 use super::repetition::find_duplicates;
 use super::{ratio, Doc, Filter, Verdict};
 use crate::error::TokqError;
@@ -30,7 +30,14 @@ impl Default for FineWebQuality {
     }
 }
 
-const KEYS: &[&str] = &["line_punct_thr", "line_punct_exclude_zero", "short_line_thr", "short_line_length", "char_duplicates_ratio", "new_line_ratio"];
+const KEYS: &Keys<FineWebQuality> = &[
+    ("line_punct_thr", |f, p, k, v| p.threshold(k, v).map(|x| f.line_punct_thr = x)),
+    ("line_punct_exclude_zero", |f, p, k, v| p.flag(k, v).map(|x| f.line_punct_exclude_zero = x)),
+    ("short_line_thr", |f, p, k, v| p.threshold(k, v).map(|x| f.short_line_thr = x)),
+    ("short_line_length", |f, p, k, v| p.count(k, v).map(|x| f.short_line_length = x)),
+    ("char_duplicates_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.char_duplicates_ratio = x)),
+    ("new_line_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.new_line_ratio = x)),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Signals {
@@ -45,22 +52,7 @@ pub struct Signals {
 
 impl FineWebQuality {
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
-        let p = Params::parse("fineweb_quality", spec)?;
-        let mut f = Self::default();
-        for (k, v) in p.items() {
-            match k {
-                "line_punct_thr" => f.line_punct_thr = p.threshold(k, v)?,
-                "line_punct_exclude_zero" => f.line_punct_exclude_zero = p.flag(k, v)?,
-                "short_line_thr" => f.short_line_thr = p.threshold(k, v)?,
-                "short_line_length" => {
-                    f.short_line_length = usize::try_from(p.integer(k, v)?).map_err(|_| p.error(format!("{k} must be >= 0, got {v}")))?
-                }
-                "char_duplicates_ratio" => f.char_duplicates_ratio = p.threshold(k, v)?,
-                "new_line_ratio" => f.new_line_ratio = p.threshold(k, v)?,
-                other => return Err(p.unknown(other, KEYS)),
-            }
-        }
-        Ok(f)
+        Params::parse("fineweb_quality", spec)?.apply(KEYS, Self::default())
     }
 
     /// The line signals; the word count only when the line rules pass, as datatrove computes it.

@@ -1,6 +1,6 @@
 //! `GopherQualityFilter` (datatrove `gopher_quality_filter.py`, Gopher paper section A.1.1).
 
-use super::params::{truthy, Params};
+use super::params::{truthy, Keys, Params};
 use super::{ratio, Doc, Filter, Verdict};
 use crate::error::TokqError;
 use crate::text::charsets::is_symbol;
@@ -40,17 +40,20 @@ impl Default for GopherQuality {
     }
 }
 
-const KEYS: &[&str] = &[
-    "min_doc_words",
-    "max_doc_words",
-    "min_avg_word_length",
-    "max_avg_word_length",
-    "max_symbol_word_ratio",
-    "max_bullet_lines_ratio",
-    "max_ellipsis_lines_ratio",
-    "max_non_alpha_words_ratio",
-    "min_stop_words",
-    "stop_words",
+const KEYS: &Keys<GopherQuality> = &[
+    ("min_doc_words", |f, p, k, v| p.threshold(k, v).map(|x| f.min_doc_words = x)),
+    ("max_doc_words", |f, p, k, v| p.threshold(k, v).map(|x| f.max_doc_words = x)),
+    ("min_avg_word_length", |f, p, k, v| p.threshold(k, v).map(|x| f.min_avg_word_length = x)),
+    ("max_avg_word_length", |f, p, k, v| p.threshold(k, v).map(|x| f.max_avg_word_length = x)),
+    ("max_symbol_word_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_symbol_word_ratio = x)),
+    ("max_bullet_lines_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_bullet_lines_ratio = x)),
+    ("max_ellipsis_lines_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_ellipsis_lines_ratio = x)),
+    ("max_non_alpha_words_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_non_alpha_words_ratio = x)),
+    ("min_stop_words", |f, p, k, v| p.threshold(k, v).map(|x| f.min_stop_words = x)),
+    ("stop_words", |f, _, _, v| {
+        f.stop_words = v.split('|').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
+        Ok(())
+    }),
 ];
 
 /// The numbers behind the rules.
@@ -71,28 +74,7 @@ pub struct Signals {
 
 impl GopherQuality {
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
-        let p = Params::parse("gopher_quality", spec)?;
-        let mut f = Self::default();
-        for (k, v) in p.items() {
-            let slot = match k {
-                "min_doc_words" => &mut f.min_doc_words,
-                "max_doc_words" => &mut f.max_doc_words,
-                "min_avg_word_length" => &mut f.min_avg_word_length,
-                "max_avg_word_length" => &mut f.max_avg_word_length,
-                "max_symbol_word_ratio" => &mut f.max_symbol_word_ratio,
-                "max_bullet_lines_ratio" => &mut f.max_bullet_lines_ratio,
-                "max_ellipsis_lines_ratio" => &mut f.max_ellipsis_lines_ratio,
-                "max_non_alpha_words_ratio" => &mut f.max_non_alpha_words_ratio,
-                "min_stop_words" => &mut f.min_stop_words,
-                "stop_words" => {
-                    f.stop_words = v.split('|').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
-                    continue;
-                }
-                other => return Err(p.unknown(other, KEYS)),
-            };
-            *slot = p.threshold(k, v)?;
-        }
-        Ok(f)
+        Params::parse("gopher_quality", spec)?.apply(KEYS, Self::default())
     }
 
     pub fn compute(&self, doc: &Doc) -> Signals {

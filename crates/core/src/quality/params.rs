@@ -3,12 +3,27 @@
 
 use crate::error::TokqError;
 
+/// How one parameter sets a filter: `(filter, params, key, value)`; the value is read through
+/// [`Params::threshold`], [`Params::flag`] or [`Params::integer`], which name the key when it is
+/// malformed.
+pub type Setter<F> = fn(&mut F, &Params<'_>, &str, &str) -> Result<(), TokqError>;
+
+/// A filter's parameters, each key once with its setter: the one list that both sets the
+/// filter and names the known keys in an error.
+pub type Keys<F> = [(&'static str, Setter<F>)];
+
+/// Sets a parameter that no table entry names (a pattern such as `top_N_gram`): `None` when
+/// the key is not one of its pattern's either.
+pub type Other<F> = fn(&mut F, &Params<'_>, &str, &str) -> Option<Result<(), TokqError>>;
+
+/// A parsed `'key=value,...'` spec, for one function.
 pub struct Params<'s> {
     function: &'static str,
     items: Vec<(&'s str, &'s str)>,
 }
 
 impl<'s> Params<'s> {
+    /// Splits `spec` into `key=value` items; `function` names the SQL function in errors.
     pub fn parse(function: &'static str, spec: &'s str) -> Result<Self, TokqError> {
         let mut items = Vec::new();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -21,16 +36,31 @@ impl<'s> Params<'s> {
         Ok(Self { function, items })
     }
 
-    pub fn items(&self) -> impl Iterator<Item = (&'s str, &'s str)> + '_ {
-        self.items.iter().copied()
+    /// Sets each given parameter on `filter` through its entry in `keys`; `other` may take a key
+    /// the table does not hold (a pattern such as `top_N_gram`, described by `patterns`), else
+    /// the key is refused, naming the known ones.
+    pub fn apply_or<F>(&self, keys: &Keys<F>, mut filter: F, other: Other<F>, patterns: &str) -> Result<F, TokqError> {
+        for &(k, v) in &self.items {
+            let set = match keys.iter().find(|(name, _)| *name == k) {
+                Some((_, set)) => set(&mut filter, self, k, v),
+                None => other(&mut filter, self, k, v).unwrap_or_else(|| {
+                    let known: Vec<&str> = keys.iter().map(|(name, _)| *name).collect();
+                    Err(self.error(format!("unknown parameter '{k}' (known: {}{patterns})", known.join(", "))))
+                }),
+            };
+            set?;
+        }
+        Ok(filter)
     }
 
+    /// [`Params::apply_or`] for a filter whose keys are all in its table.
+    pub fn apply<F>(&self, keys: &Keys<F>, filter: F) -> Result<F, TokqError> {
+        self.apply_or(keys, filter, |_, _, _, _| None, "")
+    }
+
+    /// An argument error of this function.
     pub fn error(&self, cause: String) -> TokqError {
         TokqError::Argument { function: self.function, cause }
-    }
-
-    pub fn unknown(&self, key: &str, known: &[&str]) -> TokqError {
-        self.error(format!("unknown parameter '{key}' (known: {})", known.join(", ")))
     }
 
     /// A threshold: a number, or `none` to disable the rule.
@@ -44,6 +74,7 @@ impl<'s> Params<'s> {
         }
     }
 
+    /// `true` or `false`.
     pub fn flag(&self, key: &str, value: &str) -> Result<bool, TokqError> {
         match value.to_ascii_lowercase().as_str() {
             "true" => Ok(true),
@@ -52,6 +83,12 @@ impl<'s> Params<'s> {
         }
     }
 
+    /// A whole number that is not negative.
+    pub fn count(&self, key: &str, value: &str) -> Result<usize, TokqError> {
+        usize::try_from(self.integer(key, value)?).map_err(|_| self.error(format!("{key} must be at least 0, got {value}")))
+    }
+
+    /// A whole number.
     pub fn integer(&self, key: &str, value: &str) -> Result<i64, TokqError> {
         value.parse().map_err(|_| self.error(format!("{key} must be an integer, got '{value}'")))
     }

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::params::{truthy, Params};
+use super::params::{truthy, Keys, Params};
 use super::{ratio, Doc, Filter, Verdict, Vocab};
 use crate::error::TokqError;
 use crate::text::py;
@@ -40,8 +40,34 @@ impl Default for GopherRepetition {
     }
 }
 
-const KEYS: &str = "dup_line_frac, dup_para_frac, dup_line_char_frac, dup_para_char_frac, top_N_gram, duplicated_N_n_grams";
 const MAX_N: usize = 32;
+
+const KEYS: &Keys<GopherRepetition> = &[
+    ("dup_line_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_line_frac = x)),
+    ("dup_para_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_para_frac = x)),
+    ("dup_line_char_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_line_char_frac = x)),
+    ("dup_para_char_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_para_char_frac = x)),
+];
+
+/// `top_N_gram` and `duplicated_N_n_grams`, for N from 1 to [`MAX_N`].
+fn set_n_gram(f: &mut GopherRepetition, p: &Params<'_>, k: &str, v: &str) -> Option<Result<(), TokqError>> {
+    let n_of = |prefix: &str, suffix: &str| k.strip_prefix(prefix).and_then(|r| r.strip_suffix(suffix)).and_then(|n| n.parse::<usize>().ok()).filter(|n| (1..=MAX_N).contains(n));
+    let (list, n) = match (n_of("top_", "_gram"), n_of("duplicated_", "_n_grams")) {
+        (Some(n), _) => (&mut f.top_n_grams, n),
+        (_, Some(n)) => (&mut f.dup_n_grams, n),
+        _ => return None,
+    };
+    let t = match p.threshold(k, v) {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
+    match list.iter_mut().find(|(m, _)| *m == n) {
+        Some(slot) => slot.1 = t,
+        None => list.push((n, t)),
+    }
+    list.sort_by_key(|(n, _)| *n);
+    Some(Ok(()))
+}
 
 /// datatrove's reason strings, `top_{n}_gram` and `duplicated_{n}_n_grams`, for every allowed n.
 static REASONS: LazyLock<Vec<(String, String)>> =
@@ -300,33 +326,8 @@ fn dup_ngram_chars_bound(g: &Grams, n_words: usize, n: usize, bits: &mut Vec<u64
 
 impl GopherRepetition {
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
-        let p = Params::parse("gopher_repetition", spec)?;
-        let mut f = Self::default();
-        for (k, v) in p.items() {
-            let t = p.threshold(k, v)?;
-            let n_of = |prefix: &str, suffix: &str| {
-                k.strip_prefix(prefix).and_then(|r| r.strip_suffix(suffix)).and_then(|n| n.parse::<usize>().ok()).filter(|n| (1..=MAX_N).contains(n))
-            };
-            match k {
-                "dup_line_frac" => f.dup_line_frac = t,
-                "dup_para_frac" => f.dup_para_frac = t,
-                "dup_line_char_frac" => f.dup_line_char_frac = t,
-                "dup_para_char_frac" => f.dup_para_char_frac = t,
-                _ => {
-                    let (list, n) = match (n_of("top_", "_gram"), n_of("duplicated_", "_n_grams")) {
-                        (Some(n), _) => (&mut f.top_n_grams, n),
-                        (_, Some(n)) => (&mut f.dup_n_grams, n),
-                        _ => return Err(p.error(format!("unknown parameter '{k}' (known: {KEYS}; N from 1 to {MAX_N})"))),
-                    };
-                    match list.iter_mut().find(|(m, _)| *m == n) {
-                        Some(slot) => slot.1 = t,
-                        None => list.push((n, t)),
-                    }
-                    list.sort_by_key(|(n, _)| *n);
-                }
-            }
-        }
-        Ok(f)
+        let patterns = format!(", top_N_gram, duplicated_N_n_grams; N from 1 to {MAX_N}");
+        Params::parse("gopher_repetition", spec)?.apply_or(KEYS, Self::default(), set_n_gram, &patterns)
     }
 
     /// The numbers behind the rules, in datatrove's order, until `stop_after` says a rule failed:

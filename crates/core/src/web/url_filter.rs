@@ -14,20 +14,56 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::suffix::{self, Suffixes};
 use crate::error::TokqError;
 use crate::load;
-use crate::quality::params::Params;
+use crate::quality::params::{Keys, Params};
 
 /// The tarball in datatrove's assets folder that holds the `domains` and `urls` lists.
 pub const BLOCKLIST_TARBALL: &str = "url_filterblacklistsv0_3_0.tar.gz";
 
-const KEYS: &[&str] = &[
-    "lists",
-    "psl",
-    "soft_word_threshold",
-    "extra_domains",
-    "extra_urls",
-    "banned_words",
-    "banned_subwords",
-    "soft_banned_words",
+/// The options as given, before the lists are read.
+#[derive(Default)]
+struct Given {
+    lists: Option<String>,
+    psl: Option<String>,
+    threshold: Option<usize>,
+    /// extra_domains, extra_urls, banned_words, banned_subwords, soft_banned_words.
+    extra: [Vec<String>; 5],
+}
+
+/// `a|b|c`, empty entries dropped.
+fn entries(v: &str) -> Vec<String> {
+    v.split('|').filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+const KEYS: &Keys<Given> = &[
+    ("lists", |g, _, _, v| {
+        g.lists = Some(v.to_string());
+        Ok(())
+    }),
+    ("psl", |g, _, _, v| {
+        g.psl = Some(v.to_string());
+        Ok(())
+    }),
+    ("soft_word_threshold", |g, p, k, v| p.count(k, v).map(|x| g.threshold = Some(x))),
+    ("extra_domains", |g, _, _, v| {
+        g.extra[0] = entries(v);
+        Ok(())
+    }),
+    ("extra_urls", |g, _, _, v| {
+        g.extra[1] = entries(v);
+        Ok(())
+    }),
+    ("banned_words", |g, _, _, v| {
+        g.extra[2] = entries(v);
+        Ok(())
+    }),
+    ("banned_subwords", |g, _, _, v| {
+        g.extra[3] = entries(v);
+        Ok(())
+    }),
+    ("soft_banned_words", |g, _, _, v| {
+        g.extra[4] = entries(v);
+        Ok(())
+    }),
 ];
 
 /// A set of strings held as sorted 128-bit hashes.
@@ -147,41 +183,24 @@ impl UrlFilter {
     /// and extra entries separated by `|` (`extra_domains=a.com|b.org`).
     pub fn from_options(spec: &str) -> Result<Self, TokqError> {
         let params = Params::parse("url_filter", spec)?;
-        let (mut lists, mut psl, mut threshold) = (None, None, 2usize);
-        let mut extra: [Vec<&str>; 5] = Default::default();
-        for (k, v) in params.items() {
-            let items = || v.split('|').filter(|s| !s.is_empty()).collect::<Vec<_>>();
-            match k {
-                "lists" => lists = Some(v),
-                "psl" => psl = Some(v),
-                "soft_word_threshold" => {
-                    threshold = usize::try_from(params.integer(k, v)?)
-                        .map_err(|_| params.error(format!("soft_word_threshold must be at least 0, got {v}")))?
-                }
-                "extra_domains" => extra[0] = items(),
-                "extra_urls" => extra[1] = items(),
-                "banned_words" => extra[2] = items(),
-                "banned_subwords" => extra[3] = items(),
-                "soft_banned_words" => extra[4] = items(),
-                other => return Err(params.unknown(other, KEYS)),
-            }
-        }
+        let Given { lists, psl, threshold, extra } = params.apply(KEYS, Given::default())?;
+        let threshold = threshold.unwrap_or(2);
         let [extra_domains, extra_urls, extra_banned, extra_subwords, extra_soft] = extra;
         let (mut domains_text, mut urls_text) = (String::new(), String::new());
         let mut word_texts = [String::new(), String::new(), String::new()];
-        if let Some(dir) = lists {
+        if let Some(dir) = lists.as_deref() {
             let dir = dir.trim_end_matches('/');
             (domains_text, urls_text) = read_tarball(&format!("{dir}/{BLOCKLIST_TARBALL}"))?;
             for (text, name) in word_texts.iter_mut().zip(["banned_words.txt", "banned_subwords.txt", "soft_banned_words.txt"]) {
                 *text = read_text(&format!("{dir}/{name}"))?;
             }
         }
-        let domains = HashSet128::of(raw_entries(&domains_text).chain(extra_domains.into_iter().map(crate::text::py::strip)));
-        let urls = HashSet128::of(raw_entries(&urls_text).chain(extra_urls.into_iter().map(crate::text::py::strip)));
-        let words = |text: &str, extra: Vec<&str>| -> Vec<String> {
+        let domains = HashSet128::of(raw_entries(&domains_text).chain(extra_domains.iter().map(|e| crate::text::py::strip(e))));
+        let urls = HashSet128::of(raw_entries(&urls_text).chain(extra_urls.iter().map(|e| crate::text::py::strip(e))));
+        let words = |text: &str, extra: Vec<String>| -> Vec<String> {
             let mut w: Vec<String> = py_lines(text)
                 .filter(|l| !l.starts_with('#'))
-                .chain(extra)
+                .chain(extra.iter().map(String::as_str))
                 .map(normalize)
                 .collect();
             w.sort_unstable();
@@ -196,7 +215,7 @@ impl UrlFilter {
             Some(AhoCorasick::new(&subwords).map_err(|e| params.error(format!("banned_subwords: {e}")))?)
         };
         let suffixes = match psl {
-            Some(p) => Some(suffix::cached(p)?),
+            Some(p) => Some(suffix::cached(&p)?),
             None if domains.is_empty() => None,
             None => {
                 return Err(params.error(

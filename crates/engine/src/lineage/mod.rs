@@ -29,7 +29,7 @@ use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
 use table::LineageTable;
-use tokq_core::quality::params::Params;
+use tokq_core::quality::params::{Keys, Params};
 use warc::{RecordTypes, WarcRows};
 
 /// A batch a reader gives ends at this many bytes of its file's data, whatever its row count, so
@@ -87,15 +87,8 @@ impl ReadFiles {
 fn warc_types(args: &[Expr]) -> Result<RecordTypes> {
     let Some(arg) = args.get(1) else { return Ok(RecordTypes::RESPONSE) };
     let spec = literal_str("read_warc", "the options", arg)?;
-    let params = Params::parse("read_warc", &spec).df()?;
-    let mut types = RecordTypes::RESPONSE;
-    for (k, v) in params.items() {
-        match k {
-            "types" => types = RecordTypes::parse(v).df()?,
-            other => return Err(params.unknown(other, &["types"])).df(),
-        }
-    }
-    Ok(types)
+    let keys: &Keys<RecordTypes> = &[("types", |t, _, _, v| RecordTypes::parse(v).map(|x| *t = x))];
+    Params::parse("read_warc", &spec).and_then(|p| p.apply(keys, RecordTypes::RESPONSE)).df()
 }
 
 impl TableFunctionImpl for ReadFiles {

@@ -18,7 +18,7 @@ mod rules;
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::error::TokqError;
-use crate::quality::params::Params;
+use crate::quality::params::{Keys, Params};
 
 /// The main text must have this many bytes to win over the whole page.
 const MIN_MAIN: usize = 250;
@@ -28,7 +28,20 @@ const LENIENT_GAIN: usize = 2;
 /// And at least this share of the whole page's text.
 const MIN_MAIN_SHARE: f64 = 0.35;
 
-const KEYS: &[&str] = &["tables", "mode"];
+const KEYS: &Keys<Options> = &[
+    ("tables", |o, p, k, v| p.flag(k, v).map(|x| o.tables = x)),
+    (
+        "mode",
+        |o, p, _, v| {
+            o.main_only = match v {
+                "main" => true,
+                "page" => false,
+                _ => return Err(p.error(format!("mode must be main or page, got '{v}'"))),
+            };
+            Ok(())
+        },
+    ),
+];
 
 /// What to extract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,22 +61,7 @@ impl Default for Options {
 impl Options {
     /// `tables=true|false, mode=main|page`.
     pub fn parse(spec: &str) -> Result<Self, TokqError> {
-        let params = Params::parse("html_to_text", spec)?;
-        let mut o = Options::default();
-        for (k, v) in params.items() {
-            match k {
-                "tables" => o.tables = params.flag(k, v)?,
-                "mode" => {
-                    o.main_only = match v {
-                        "main" => true,
-                        "page" => false,
-                        _ => return Err(params.error(format!("mode must be main or page, got '{v}'"))),
-                    }
-                }
-                other => return Err(params.unknown(other, KEYS)),
-            }
-        }
-        Ok(o)
+        Params::parse("html_to_text", spec)?.apply(KEYS, Options::default())
     }
 }
 
