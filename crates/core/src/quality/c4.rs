@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-use super::params::{Keys, Params};
+use super::params::{field, Keys, Params};
 use super::{Doc, Filter, Verdict};
 use crate::error::TokqError;
 use crate::text::py;
@@ -75,16 +75,16 @@ impl Default for C4Quality {
 }
 
 const KEYS: &Keys<C4Quality> = &[
-    ("split_paragraph", |f, p, k, v| p.flag(k, v).map(|x| f.split_paragraph = x)),
-    ("remove_citations", |f, p, k, v| p.flag(k, v).map(|x| f.remove_citations = x)),
-    ("filter_no_terminal_punct", |f, p, k, v| p.flag(k, v).map(|x| f.filter_no_terminal_punct = x)),
-    ("min_num_sentences", |f, p, k, v| p.integer(k, v).map(|x| f.min_num_sentences = x)),
-    ("min_words_per_line", |f, p, k, v| p.integer(k, v).map(|x| f.min_words_per_line = x)),
-    ("max_word_length", |f, p, k, v| p.integer(k, v).map(|x| f.max_word_length = x)),
-    ("filter_lorem_ipsum", |f, p, k, v| p.flag(k, v).map(|x| f.filter_lorem_ipsum = x)),
-    ("filter_javascript", |f, p, k, v| p.flag(k, v).map(|x| f.filter_javascript = x)),
-    ("filter_curly_bracket", |f, p, k, v| p.flag(k, v).map(|x| f.filter_curly_bracket = x)),
-    ("filter_policy", |f, p, k, v| p.flag(k, v).map(|x| f.filter_policy = x)),
+    field!(split_paragraph, flag),
+    field!(remove_citations, flag),
+    field!(filter_no_terminal_punct, flag),
+    field!(min_num_sentences, integer),
+    field!(min_words_per_line, integer),
+    field!(max_word_length, integer),
+    field!(filter_lorem_ipsum, flag),
+    field!(filter_javascript, flag),
+    field!(filter_curly_bracket, flag),
+    field!(filter_policy, flag),
 ];
 
 /// What C4 made of a document.

@@ -1,6 +1,6 @@
 //! `FineWebQualityFilter` (datatrove `fineweb_quality_filter.py`).
 
-use super::params::{Keys, Params};
+use super::params::{field, Keys, Params};
 use super::repetition::find_duplicates;
 use super::{ratio, Doc, Filter, Verdict};
 use crate::error::TokqError;
@@ -31,12 +31,12 @@ impl Default for FineWebQuality {
 }
 
 const KEYS: &Keys<FineWebQuality> = &[
-    ("line_punct_thr", |f, p, k, v| p.threshold(k, v).map(|x| f.line_punct_thr = x)),
-    ("line_punct_exclude_zero", |f, p, k, v| p.flag(k, v).map(|x| f.line_punct_exclude_zero = x)),
-    ("short_line_thr", |f, p, k, v| p.threshold(k, v).map(|x| f.short_line_thr = x)),
-    ("short_line_length", |f, p, k, v| p.count(k, v).map(|x| f.short_line_length = x)),
-    ("char_duplicates_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.char_duplicates_ratio = x)),
-    ("new_line_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.new_line_ratio = x)),
+    field!(line_punct_thr, threshold),
+    field!(line_punct_exclude_zero, flag),
+    field!(short_line_thr, threshold),
+    field!(short_line_length, count),
+    field!(char_duplicates_ratio, threshold),
+    field!(new_line_ratio, threshold),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,6 @@
 //! `GopherQualityFilter` (datatrove `gopher_quality_filter.py`, Gopher paper section A.1.1).
 
-use super::params::{truthy, Keys, Params};
+use super::params::{field, truthy, Keys, Params};
 use super::{ratio, Doc, Filter, Verdict};
 use crate::error::TokqError;
 use crate::text::charsets::is_symbol;
@@ -41,15 +41,15 @@ impl Default for GopherQuality {
 }
 
 const KEYS: &Keys<GopherQuality> = &[
-    ("min_doc_words", |f, p, k, v| p.threshold(k, v).map(|x| f.min_doc_words = x)),
-    ("max_doc_words", |f, p, k, v| p.threshold(k, v).map(|x| f.max_doc_words = x)),
-    ("min_avg_word_length", |f, p, k, v| p.threshold(k, v).map(|x| f.min_avg_word_length = x)),
-    ("max_avg_word_length", |f, p, k, v| p.threshold(k, v).map(|x| f.max_avg_word_length = x)),
-    ("max_symbol_word_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_symbol_word_ratio = x)),
-    ("max_bullet_lines_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_bullet_lines_ratio = x)),
-    ("max_ellipsis_lines_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_ellipsis_lines_ratio = x)),
-    ("max_non_alpha_words_ratio", |f, p, k, v| p.threshold(k, v).map(|x| f.max_non_alpha_words_ratio = x)),
-    ("min_stop_words", |f, p, k, v| p.threshold(k, v).map(|x| f.min_stop_words = x)),
+    field!(min_doc_words, threshold),
+    field!(max_doc_words, threshold),
+    field!(min_avg_word_length, threshold),
+    field!(max_avg_word_length, threshold),
+    field!(max_symbol_word_ratio, threshold),
+    field!(max_bullet_lines_ratio, threshold),
+    field!(max_ellipsis_lines_ratio, threshold),
+    field!(max_non_alpha_words_ratio, threshold),
+    field!(min_stop_words, threshold),
     ("stop_words", |f, _, _, v| {
         f.stop_words = v.split('|').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
         Ok(())

@@ -12,6 +12,15 @@ pub type Setter<F> = fn(&mut F, &Params<'_>, &str, &str) -> Result<(), TokqError
 /// filter and names the known keys in an error.
 pub type Keys<F> = [(&'static str, Setter<F>)];
 
+/// A [`Keys`] entry for the filter's field of the same name as the key, read by `Params::$read`
+/// (`threshold`, `flag`, `integer` or `count`).
+macro_rules! field {
+    ($field:ident, $read:ident) => {
+        (stringify!($field), |f, p, k, v| p.$read(k, v).map(|x| f.$field = x))
+    };
+}
+pub(crate) use field;
+
 /// Sets a parameter that no table entry names (a pattern such as `top_N_gram`): `None` when
 /// the key is not one of its pattern's either.
 pub type Other<F> = fn(&mut F, &Params<'_>, &str, &str) -> Option<Result<(), TokqError>>;

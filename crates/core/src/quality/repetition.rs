@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::params::{truthy, Keys, Params};
+use super::params::{field, truthy, Keys, Params};
 use super::{ratio, Doc, Filter, Verdict, Vocab};
 use crate::error::TokqError;
 use crate::text::py;
@@ -43,10 +43,10 @@ impl Default for GopherRepetition {
 const MAX_N: usize = 32;
 
 const KEYS: &Keys<GopherRepetition> = &[
-    ("dup_line_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_line_frac = x)),
-    ("dup_para_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_para_frac = x)),
-    ("dup_line_char_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_line_char_frac = x)),
-    ("dup_para_char_frac", |f, p, k, v| p.threshold(k, v).map(|x| f.dup_para_char_frac = x)),
+    field!(dup_line_frac, threshold),
+    field!(dup_para_frac, threshold),
+    field!(dup_line_char_frac, threshold),
+    field!(dup_para_char_frac, threshold),
 ];
 
 /// `top_N_gram` and `duplicated_N_n_grams`, for N from 1 to [`MAX_N`].

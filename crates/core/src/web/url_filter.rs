@@ -29,9 +29,10 @@ struct Given {
     extra: [Vec<String>; 5],
 }
 
-/// `a|b|c`, empty entries dropped.
-fn entries(v: &str) -> Vec<String> {
-    v.split('|').filter(|s| !s.is_empty()).map(str::to_string).collect()
+/// Sets the `I`th extra list from `a|b|c`, empty entries dropped.
+fn extra<const I: usize>(g: &mut Given, _: &Params<'_>, _: &str, v: &str) -> Result<(), TokqError> {
+    g.extra[I] = v.split('|').filter(|s| !s.is_empty()).map(str::to_string).collect();
+    Ok(())
 }
 
 const KEYS: &Keys<Given> = &[
@@ -44,26 +45,11 @@ const KEYS: &Keys<Given> = &[
         Ok(())
     }),
     ("soft_word_threshold", |g, p, k, v| p.count(k, v).map(|x| g.threshold = Some(x))),
-    ("extra_domains", |g, _, _, v| {
-        g.extra[0] = entries(v);
-        Ok(())
-    }),
-    ("extra_urls", |g, _, _, v| {
-        g.extra[1] = entries(v);
-        Ok(())
-    }),
-    ("banned_words", |g, _, _, v| {
-        g.extra[2] = entries(v);
-        Ok(())
-    }),
-    ("banned_subwords", |g, _, _, v| {
-        g.extra[3] = entries(v);
-        Ok(())
-    }),
-    ("soft_banned_words", |g, _, _, v| {
-        g.extra[4] = entries(v);
-        Ok(())
-    }),
+    ("extra_domains", extra::<0>),
+    ("extra_urls", extra::<1>),
+    ("banned_words", extra::<2>),
+    ("banned_subwords", extra::<3>),
+    ("soft_banned_words", extra::<4>),
 ];
 
 /// A set of strings held as sorted 128-bit hashes.
