@@ -20,6 +20,8 @@
 //! assert_eq!(verdict.reason(), Some("gopher_short_doc"));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod dedup;
 pub mod error;
 pub mod fasttext;

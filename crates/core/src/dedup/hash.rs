@@ -4,6 +4,7 @@
 
 use xxhash_rust::xxh3::xxh3_128;
 
+/// The 128-bit xxh3 of `text`'s UTF-8 bytes, big-endian.
 pub fn text_hash(text: &str) -> [u8; 16] {
     xxh3_128(text.as_bytes()).to_be_bytes()
 }

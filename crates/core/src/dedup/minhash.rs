@@ -16,11 +16,17 @@ use crate::text::words::word_ranges;
 
 /// datatrove's `MinhashConfig` defaults: 5-grams, 14 buckets of 8 hashes, seed 1.
 pub const NUM_PERM: usize = 112;
+/// Words per shingle.
 pub const NGRAM: usize = 5;
+/// The seed of numpy's permutations.
 pub const SEED: u32 = 1;
+/// LSH bands (buckets).
 pub const BANDS: usize = 14;
+/// Hashes per band.
 pub const ROWS: usize = 8;
 
+/// datatrove's MinHash: word n-gram shingles hashed as it hashes them, under its numpy-seeded
+/// permutations (a*h + b mod 2^61-1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MinHasher {
     ngram: usize,
@@ -38,6 +44,7 @@ fn bad(cause: String) -> TokqError {
 }
 
 impl MinHasher {
+    /// A hasher with `num_perm` permutations (1-4096), `ngram`-word shingles (1-64) and numpy's `seed`.
     pub fn new(num_perm: i64, ngram: i64, seed: i64) -> Result<Self, TokqError> {
         if !(1..=4096).contains(&num_perm) {
             return Err(bad(format!("num_perm must be between 1 and 4096, got {num_perm}")));
@@ -49,6 +56,7 @@ impl MinHasher {
         Ok(Self { ngram: ngram as usize, perms: Permutations::numpy(seed, num_perm as usize) })
     }
 
+    /// The signature's length.
     pub fn num_perm(&self) -> usize {
         self.perms.len()
     }
@@ -65,6 +73,7 @@ impl MinHasher {
         (!shingles.is_empty()).then(|| self.signature_of(&shingles))
     }
 
+    /// The signature of already hashed shingles: each permutation's minimum.
     pub fn signature_of(&self, shingles: &[u64]) -> Vec<u64> {
         let mut mins = vec![u64::MAX; self.perms.len()];
         fold(&mut mins, &self.perms.a, &self.perms.b, shingles);

@@ -8,9 +8,12 @@ use rand_mt::Mt;
 /// The Mersenne prime 2^61 - 1.
 pub const PRIME: u64 = (1 << 61) - 1;
 
+/// MinHash permutations `a*h + b mod PRIME`, drawn as datatrove draws them with numpy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Permutations {
+    /// Multipliers, in [1, PRIME).
     pub a: Vec<u64>,
+    /// Offsets, in [0, PRIME).
     pub b: Vec<u64>,
 }
 
@@ -27,6 +30,7 @@ fn randint(mt: &mut Mt, low: u64, high: u64) -> u64 {
 }
 
 impl Permutations {
+    /// `count` permutations from numpy's legacy `RandomState(seed)`: all `a`, then all `b`.
     pub fn numpy(seed: u32, count: usize) -> Self {
         let mut mt = Mt::new(seed);
         let a = (0..count).map(|_| randint(&mut mt, 1, PRIME)).collect();
@@ -34,10 +38,12 @@ impl Permutations {
         Self { a, b }
     }
 
+    /// How many permutations.
     pub fn len(&self) -> usize {
         self.a.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.a.is_empty()
     }

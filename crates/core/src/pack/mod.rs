@@ -29,11 +29,17 @@ pub struct PackedRow {
 /// Counts over everything a packer saw, for the run summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PackCounts {
+    /// Documents pushed.
     pub docs: u64,
+    /// Documents with no tokens (skipped).
     pub empty_docs: u64,
+    /// Rows emitted.
     pub rows: u64,
+    /// Tokens placed in rows, EOS included, padding not.
     pub tokens: u64,
+    /// Tokens of a partial last row dropped (`tail=drop`).
     pub dropped_tokens: u64,
+    /// Padding tokens in rows (`tail=pad`).
     pub padding_tokens: u64,
 }
 
@@ -64,6 +70,7 @@ pub struct Packer {
 }
 
 impl Packer {
+    /// A packer into rows of `opts.seq_len` tokens.
     pub fn new(opts: PackOptions) -> Self {
         Self {
             row: Vec::with_capacity(opts.seq_len),
@@ -150,6 +157,7 @@ impl Packer {
         self.docs.first().copied()
     }
 
+    /// What it has packed so far.
     pub fn counts(&self) -> PackCounts {
         self.counts
     }

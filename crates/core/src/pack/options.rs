@@ -23,15 +23,20 @@ pub enum Streams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tail {
+    /// The partial row is dropped, its tokens counted as dropped.
     Drop,
+    /// The partial row is filled with this id.
     Pad(u32),
 }
 
+/// How documents are packed into rows: `'seq_len=2048,eos=...,tail=pad,pad=0'`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackOptions {
+    /// Tokens per row.
     pub seq_len: usize,
     /// Appended after every document, so that documents stay separated in a row.
     pub eos: Option<u32>,
+    /// What becomes of the last, partial row.
     pub tail: Tail,
     /// Also write a per-token `segment_ids` column (the document's index within its row).
     pub segment_ids: bool,

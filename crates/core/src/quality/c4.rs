@@ -40,20 +40,28 @@ fn phrases(line: &str) -> u8 {
     SEARCH.find_overlapping_iter(line).fold(0, |m, hit| m | bit(hit.pattern().as_usize()))
 }
 
+/// datatrove's `C4QualityFilter`, its constructor arguments as fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct C4Quality {
     /// Lines are `splitlines()`; otherwise spaCy sentences, joined back with " ".
     pub split_paragraph: bool,
+    /// Drop Wikipedia-style citation marks (`[1]`, `[citation needed]`).
     pub remove_citations: bool,
+    /// Drop lines that do not end in terminal punctuation.
     pub filter_no_terminal_punct: bool,
     /// -1 disables.
     pub min_num_sentences: i64,
+    /// Drop lines with fewer words (-1 disables).
     pub min_words_per_line: i64,
     /// -1 disables.
     pub max_word_length: i64,
+    /// Drop documents with "lorem ipsum".
     pub filter_lorem_ipsum: bool,
+    /// Drop lines that mention "javascript".
     pub filter_javascript: bool,
+    /// Drop documents with `{`.
     pub filter_curly_bracket: bool,
+    /// Drop lines with cookie and privacy-policy phrases.
     pub filter_policy: bool,
 }
 
@@ -90,15 +98,20 @@ const KEYS: &Keys<C4Quality> = &[
 /// What C4 made of a document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// datatrove's reason when the document is dropped.
     pub reason: Option<&'static str>,
     /// The kept lines joined, when the document is kept.
     pub text: Option<String>,
+    /// Lines (or sentences) before the rules.
     pub n_lines: usize,
+    /// Lines kept.
     pub n_kept_lines: usize,
+    /// Sentences in the kept lines.
     pub n_sentences: usize,
 }
 
 impl C4Quality {
+    /// The defaults with `'key=value,...'` changes (datatrove's argument names).
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
         Params::parse("c4_quality", spec)?.apply(KEYS, Self::default())
     }

@@ -9,6 +9,7 @@ use crate::error::TokqError;
 /// FineWeb's cascade: GopherRepetition -> GopherQuality -> C4 (terminal punctuation kept) -> FineWeb.
 pub const FINEWEB: &str = "gopher_repetition; gopher_quality; c4_quality(filter_no_terminal_punct=false); fineweb_quality";
 
+/// Filters run in order on one document, each on the text the previous kept (`quality_chain`).
 #[derive(Debug)]
 pub struct Chain {
     filters: Vec<Box<dyn Filter>>,
@@ -55,6 +56,7 @@ impl Chain {
         Ok(Self { filters })
     }
 
+    /// Runs the filters until one drops the document.
     pub fn run(&self, text: &str) -> Outcome {
         self.run_from(0, &Doc::new(text), None)
     }

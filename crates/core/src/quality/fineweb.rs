@@ -7,13 +7,20 @@ use crate::error::TokqError;
 use crate::text::charsets::is_terminal_punctuation;
 use crate::text::py;
 
+/// datatrove's `FineWebQualityFilter`, its constructor arguments as fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FineWebQuality {
+    /// Minimum fraction of lines ending in terminal punctuation (`None` disables).
     pub line_punct_thr: Option<f64>,
+    /// Do not apply the punctuation rule when no line ends in punctuation.
     pub line_punct_exclude_zero: bool,
+    /// Maximum fraction of short lines.
     pub short_line_thr: Option<f64>,
+    /// A line this long or shorter, in characters, is short.
     pub short_line_length: usize,
+    /// Maximum fraction of characters in duplicated lines.
     pub char_duplicates_ratio: Option<f64>,
+    /// Maximum newlines per word.
     pub new_line_ratio: Option<f64>,
 }
 
@@ -39,18 +46,23 @@ const KEYS: &Keys<FineWebQuality> = &[
     field!(new_line_ratio, threshold),
 ];
 
+/// The numbers behind the rules.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Signals {
     /// Lines with a non-whitespace character.
     pub n_lines: usize,
+    /// Fraction of lines ending in terminal punctuation.
     pub line_punct_ratio: f64,
+    /// Fraction of short lines.
     pub short_line_ratio: f64,
+    /// Fraction of characters in duplicated lines.
     pub char_dup_ratio: f64,
     /// Newlines per word.
     pub list_ratio: f64,
 }
 
 impl FineWebQuality {
+    /// The defaults with `'key=value,...'` changes (datatrove's argument names).
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
         Params::parse("fineweb_quality", spec)?.apply(KEYS, Self::default())
     }

@@ -6,20 +6,31 @@ use crate::error::TokqError;
 use crate::text::charsets::is_symbol;
 use crate::text::py;
 
+/// datatrove's default stop words.
 pub const STOP_WORDS: [&str; 8] = ["the", "be", "to", "of", "and", "that", "have", "with"];
 
+/// datatrove's `GopherQualityFilter`, its constructor arguments as fields (`None` disables a rule).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GopherQuality {
+    /// Minimum words (non-symbol tokens).
     pub min_doc_words: Option<f64>,
+    /// Maximum words.
     pub max_doc_words: Option<f64>,
+    /// Minimum mean word length, in characters.
     pub min_avg_word_length: Option<f64>,
+    /// Maximum mean word length.
     pub max_avg_word_length: Option<f64>,
+    /// Maximum ratio of `#` to words, and of ellipses to words.
     pub max_symbol_word_ratio: Option<f64>,
+    /// Maximum fraction of lines starting with a bullet.
     pub max_bullet_lines_ratio: Option<f64>,
+    /// Maximum fraction of lines ending in an ellipsis.
     pub max_ellipsis_lines_ratio: Option<f64>,
     /// datatrove's (misnamed) minimum fraction of words with an alphabetic character.
     pub max_non_alpha_words_ratio: Option<f64>,
+    /// Minimum stop words present.
     pub min_stop_words: Option<f64>,
+    /// The stop words counted.
     pub stop_words: Vec<String>,
 }
 
@@ -63,20 +74,29 @@ pub struct Signals {
     pub n_words: usize,
     /// Tokens with a character outside datatrove's punctuation set.
     pub n_non_symbol_words: usize,
+    /// Mean length of the non-symbol words.
     pub mean_word_length: f64,
+    /// `#` per word.
     pub hash_ratio: f64,
+    /// `...` and `…` per word.
     pub ellipsis_ratio: f64,
+    /// Fraction of lines starting with a bullet.
     pub bullet_lines_ratio: f64,
+    /// Fraction of lines ending in an ellipsis.
     pub end_ellipsis_lines_ratio: f64,
+    /// Fraction of words with an alphabetic character.
     pub alpha_words_ratio: f64,
+    /// Stop words in the document.
     pub n_stop_words: usize,
 }
 
 impl GopherQuality {
+    /// The defaults with `'key=value,...'` changes (datatrove's argument names).
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
         Params::parse("gopher_quality", spec)?.apply(KEYS, Self::default())
     }
 
+    /// The signals of a document.
     pub fn compute(&self, doc: &Doc) -> Signals {
         let text = doc.text;
         let vocab = doc.vocab();

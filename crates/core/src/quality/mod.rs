@@ -25,6 +25,7 @@ use crate::text::words::split_words;
 /// A document under analysis: its spaCy words are split once, and its vocabulary built once,
 /// when a rule first needs them.
 pub struct Doc<'a> {
+    /// The text as given.
     pub text: &'a str,
     words: OnceCell<Vec<&'a str>>,
     vocab: OnceCell<Vocab<'a>>,
@@ -34,8 +35,11 @@ pub struct Doc<'a> {
 /// The distinct words of a document, so that per-word work is done once per word, not per
 /// occurrence: `ids[i]` indexes `words` and `counts` for the document's i-th word.
 pub struct Vocab<'a> {
+    /// Each distinct word once, in first-seen order.
     pub words: Vec<&'a str>,
+    /// How often each distinct word occurs.
     pub counts: Vec<u32>,
+    /// For each word of the document, its index in `words`.
     pub ids: Vec<u32>,
 }
 
@@ -57,6 +61,7 @@ impl<'a> Vocab<'a> {
 }
 
 impl<'a> Doc<'a> {
+    /// A document whose words are split when first needed.
     pub fn new(text: &'a str) -> Self {
         Self { text, words: OnceCell::new(), vocab: OnceCell::new(), lines: OnceCell::new() }
     }
@@ -67,6 +72,7 @@ impl<'a> Doc<'a> {
         Self { text, words: OnceCell::from(words), vocab: OnceCell::new(), lines: OnceCell::new() }
     }
 
+    /// spaCy's words, split on first use.
     pub fn words(&self) -> &[&'a str] {
         self.words.get_or_init(|| split_words(self.text))
     }
@@ -76,10 +82,12 @@ impl<'a> Doc<'a> {
         self.lines.get_or_init(|| py::splitlines(self.text))
     }
 
+    /// The distinct words, built on first use.
     pub fn vocab(&self) -> &Vocab<'a> {
         self.vocab.get_or_init(|| Vocab::new(self.words()))
     }
 
+    /// The words, if they were split already.
     pub fn words_if_split(&self) -> Option<&Vec<&'a str>> {
         self.words.get()
     }
@@ -88,14 +96,22 @@ impl<'a> Doc<'a> {
 /// What a filter decides about a document.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// Kept as it is.
     Keep,
     /// Kept, with the text the filter keeps (C4 drops lines) and, when the filter could carry
     /// them over from the document's, that text's words as byte ranges.
-    Rewrite { text: String, words: Option<Vec<Range<usize>>> },
+    Rewrite {
+        /// The text kept.
+        text: String,
+        /// Its words as byte ranges of `text`, when known.
+        words: Option<Vec<Range<usize>>>,
+    },
+    /// Dropped, with datatrove's reason.
     Drop(&'static str),
 }
 
 impl Verdict {
+    /// The reason of a drop.
     pub fn reason(&self) -> Option<&'static str> {
         match self {
             Verdict::Drop(r) => Some(r),
@@ -108,9 +124,11 @@ impl Verdict {
 pub trait Filter: Send + Sync + std::fmt::Debug {
     /// The SQL function name, also the `filter` part of a chain's `filter:reason`.
     fn name(&self) -> &'static str;
+    /// The verdict on a document.
     fn check(&self, doc: &Doc) -> Verdict;
     /// Signal names, in the order of [`Filter::signals`]. Names starting with `n_` are counts.
     fn signal_names(&self) -> &'static [&'static str];
+    /// The signals behind the verdict, in the filter's documented order.
     fn signals(&self, doc: &Doc) -> Vec<f64>;
 }
 

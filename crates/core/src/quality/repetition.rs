@@ -15,11 +15,16 @@ use super::{ratio, Doc, Filter, Verdict, Vocab};
 use crate::error::TokqError;
 use crate::text::py;
 
+/// datatrove's `GopherRepetitionFilter`, its constructor arguments as fields (`None` disables a rule).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GopherRepetition {
+    /// Maximum fraction of duplicated lines.
     pub dup_line_frac: Option<f64>,
+    /// Maximum fraction of duplicated paragraphs.
     pub dup_para_frac: Option<f64>,
+    /// Maximum fraction of characters in duplicated lines.
     pub dup_line_char_frac: Option<f64>,
+    /// Maximum fraction of characters in duplicated paragraphs.
     pub dup_para_char_frac: Option<f64>,
     /// (n, max fraction of characters in the most frequent n-gram), ascending n.
     pub top_n_grams: Vec<(usize, Option<f64>)>,
@@ -84,12 +89,17 @@ pub(crate) fn dup_reason(n: usize) -> &'static str {
 /// The numbers behind the rules; fractions of `len(text)` in code points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Signals {
+    /// Fraction of duplicated paragraphs.
     pub dup_para_frac: f64,
+    /// Fraction of characters in duplicated paragraphs.
     pub dup_para_char_frac: f64,
+    /// Fraction of duplicated lines.
     pub dup_line_frac: f64,
+    /// Fraction of characters in duplicated lines.
     pub dup_line_char_frac: f64,
     /// (n, fraction), for each configured n.
     pub top_n_grams: Vec<(usize, f64)>,
+    /// (n, fraction of characters in duplicated n-grams), for each configured n.
     pub dup_n_grams: Vec<(usize, f64)>,
 }
 
@@ -325,6 +335,7 @@ fn dup_ngram_chars_bound(g: &Grams, n_words: usize, n: usize, bits: &mut Vec<u64
 }
 
 impl GopherRepetition {
+    /// The defaults with `'key=value,...'` changes (datatrove's argument names; `top_N_gram`, `duplicated_N_n_grams`).
     pub fn with_params(spec: &str) -> Result<Self, TokqError> {
         let patterns = format!(", top_N_gram, duplicated_N_n_grams; N from 1 to {MAX_N}");
         Params::parse("gopher_repetition", spec)?.apply_or(KEYS, Self::default(), set_n_gram, &patterns)
@@ -383,6 +394,7 @@ impl GopherRepetition {
         None
     }
 
+    /// The signals of a document.
     pub fn compute_signals(&self, doc: &Doc) -> Signals {
         let mut v = Vec::new();
         self.compute(doc, true, |name, value, _| {

@@ -19,6 +19,8 @@ struct Group {
     whole: bool,
 }
 
+/// One of spaCy's affix patterns (a top-level alternation) as groups of automata, tried in the
+/// pattern's order with Python `re` semantics.
 pub struct Alternation {
     groups: Vec<Group>,
 }
@@ -120,6 +122,7 @@ fn compile(pattern: &str) -> Regex {
 }
 
 impl Alternation {
+    /// Compiles spaCy's pattern (`(?u)` and `^`/`$` anchors allowed).
     pub fn new(pattern: &str) -> Self {
         let (flags, pattern) = match pattern.strip_prefix("(?u)") {
             Some(p) => ("(?u)", p),

@@ -12,15 +12,21 @@ use super::charsets;
 use super::py;
 use crate::error::TokqError;
 
+/// A Unicode normalization form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Form {
+    /// Canonical composition.
     Nfc,
+    /// Compatibility composition.
     Nfkc,
+    /// Canonical decomposition.
     Nfd,
+    /// Compatibility decomposition.
     Nfkd,
 }
 
 impl Form {
+    /// `NFC`, `NFKC`, `NFD` or `NFKD`, any case.
     pub fn parse(s: &str) -> Result<Self, TokqError> {
         match s.to_ascii_uppercase().as_str() {
             "NFC" => Ok(Form::Nfc),
@@ -32,6 +38,7 @@ impl Form {
     }
 }
 
+/// `text` in `form`.
 pub fn normalize_text(text: &str, form: Form) -> String {
     match form {
         Form::Nfc => text.nfc().collect(),

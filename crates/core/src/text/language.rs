@@ -7,6 +7,7 @@ use whatlang::Script;
 
 use crate::fasttext::Model;
 
+/// A language guess: its code and score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detected {
     /// ISO 639-1 where the language has one (as fastText's lid.176 reports), else ISO 639-3;

@@ -56,14 +56,17 @@ pub fn len(s: &str) -> usize {
     s.bytes().filter(|&b| (b as i8) >= -0x40).count()
 }
 
+/// Python's `str.strip()`.
 pub fn strip(s: &str) -> &str {
     s.trim_matches(isspace)
 }
 
+/// Python's `str.lstrip()`.
 pub fn lstrip(s: &str) -> &str {
     s.trim_start_matches(isspace)
 }
 
+/// Python's `str.rstrip()`.
 pub fn rstrip(s: &str) -> &str {
     s.trim_end_matches(isspace)
 }

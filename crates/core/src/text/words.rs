@@ -396,6 +396,7 @@ pub fn tokens(text: &str) -> Vec<Range<usize>> {
     en.apply_phrases(text, tokens)
 }
 
+/// Whether a spaCy token is whitespace (spaCy's `is_space`).
 #[inline]
 pub fn is_space_token(token: &str) -> bool {
     match token.as_bytes().first() {

@@ -6,6 +6,7 @@
 //! the byte-level families (GPT-2, cl100k, o200k, Llama-3, Qwen) ends a pre-token there and
 //! starts the next one with that space, so encoding the chunks gives the same ids as the whole.
 
+/// Where a long text may be cut, by what the pre-tokenizer does with spaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkStyle {
     /// The next chunk starts with the space (regex pre-tokenizers).
@@ -19,6 +20,7 @@ pub fn chunks(text: &str, max_bytes: usize, style: ChunkStyle) -> Chunks<'_> {
     Chunks { rest: text, max_bytes: max_bytes.max(1), style }
 }
 
+/// The pieces of [`chunks`].
 pub struct Chunks<'a> {
     rest: &'a str,
     max_bytes: usize,

@@ -7,6 +7,7 @@ use tokenizers::pipeline::{EncodeOptions, PipelineToken, PipelineTokenizer};
 use super::chunk::ChunkStyle;
 use super::Encode;
 
+/// The `tokenizers` crate (1.0) as the fallback encoder.
 pub struct HfTokenizer {
     inner: PipelineTokenizer,
     /// The model's vocabulary as the file spells it: tokenizers 1.0 has no `token_to_id` on the
@@ -15,6 +16,7 @@ pub struct HfTokenizer {
 }
 
 impl HfTokenizer {
+    /// Reads a `tokenizer.json` (0.x files are upgraded in memory), with how its texts may be chunked.
     pub fn from_bytes(bytes: &[u8]) -> Result<(Self, ChunkStyle), String> {
         let mut json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         let vocab = match &json["model"]["vocab"] {

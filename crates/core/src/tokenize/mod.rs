@@ -20,13 +20,16 @@ pub const DEFAULT_CHUNK_BYTES: usize = 8 * 1024;
 
 /// One tokenizer backend: text in, ids out, no special tokens added.
 pub trait Encode: Send + Sync {
+    /// The ids of `text`.
     fn encode(&self, text: &str) -> std::result::Result<Vec<u32>, String>;
+    /// Appends the ids of `text` to `out`.
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> std::result::Result<(), String> {
         out.extend(self.encode(text)?);
         Ok(())
     }
     /// The id of a token given by its string form, such as `<|endoftext|>`.
     fn token_id(&self, token: &str) -> Option<u32>;
+    /// The encoder's name, as `tokq explain` prints it.
     fn backend(&self) -> &'static str;
     /// The pre-token caches, for encoders that keep them.
     fn cache_stats(&self) -> Option<fast::CacheStats> {
@@ -36,6 +39,7 @@ pub trait Encode: Send + Sync {
 
 /// A loaded tokenizer with what the output footer records about it.
 pub struct Tokenizer {
+    /// The spec it was loaded from.
     pub spec: String,
     /// sha256 of the tokenizer file (or of the bundled rank table).
     pub sha256: String,
@@ -53,11 +57,14 @@ pub const REFERENCE_PREFIX: &str = "reference:";
 /// Ids added around each document, set per call: `'bos=<|begin_of_text|>,eos=128001'`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EncodeOptions {
+    /// Prepended to every document.
     pub bos: Option<u32>,
+    /// Appended to every document.
     pub eos: Option<u32>,
 }
 
 impl Tokenizer {
+    /// Loads the tokenizer a spec names (see [`spec`]).
     pub fn load(spec: &str) -> Result<Self> {
         let err = |cause: String| TokqError::Tokenizer { spec: spec.to_string(), cause };
         let (reference, rest) = match spec.strip_prefix(REFERENCE_PREFIX) {
@@ -105,10 +112,12 @@ impl Tokenizer {
         Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, fallback_reason })
     }
 
+    /// What the piece caches hold, for tokq's own encoder.
     pub fn cache_stats(&self) -> Option<fast::CacheStats> {
         self.encoder.cache_stats()
     }
 
+    /// The encoder's name.
     pub fn backend(&self) -> &'static str {
         self.encoder.backend()
     }
@@ -174,6 +183,7 @@ fn nfc(pattern: spec::SplitPattern) -> fast::Normalizer {
     }
 }
 
+/// Lower-case hex sha256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }

@@ -6,16 +6,31 @@
 
 use crate::error::{Result, TokqError};
 
+/// What a tokenizer spec names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TokenizerSpec {
+    /// `tiktoken:cl100k_base` or `tiktoken:o200k_base`.
     BuiltinTiktoken(Builtin),
-    TiktokenFile { uri: String, pattern: SplitPattern },
-    HuggingFace { uri: String },
+    /// `tiktoken:PATH#PATTERN`: a rank file and the split pattern it is used with.
+    TiktokenFile {
+        /// Where the rank file is (a path or `s3://`).
+        uri: String,
+        /// The split pattern, by name.
+        pattern: SplitPattern,
+    },
+    /// A Hugging Face `tokenizer.json`.
+    HuggingFace {
+        /// Where it is (a path or `s3://`).
+        uri: String,
+    },
 }
 
+/// The rank tables bundled in the binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Builtin {
+    /// `cl100k_base`.
     Cl100kBase,
+    /// `o200k_base`.
     O200kBase,
 }
 
@@ -38,6 +53,7 @@ const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p
 const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 impl Builtin {
+    /// Its split pattern.
     pub fn pattern(self) -> SplitPattern {
         match self {
             Self::Cl100kBase => SplitPattern::Cl100k,
@@ -47,6 +63,7 @@ impl Builtin {
 }
 
 impl SplitPattern {
+    /// `r50k`/`gpt2`/`p50k`, `cl100k`/`llama3`, `o200k` or `qwen`.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "r50k" | "gpt2" | "p50k" => Some(Self::R50k),
@@ -57,6 +74,7 @@ impl SplitPattern {
         }
     }
 
+    /// The split regex.
     pub fn regex(self) -> &'static str {
         match self {
             Self::R50k => R50K_PATTERN,
@@ -66,12 +84,14 @@ impl SplitPattern {
         }
     }
 
+    /// Whether texts are NFC-normalized first (Qwen).
     pub fn nfc(self) -> bool {
         matches!(self, Self::Qwen)
     }
 }
 
 impl TokenizerSpec {
+    /// Reads a spec string.
     pub fn parse(spec: &str) -> Result<Self> {
         let err = |cause: String| TokqError::Tokenizer { spec: spec.to_string(), cause };
         let Some(rest) = spec.strip_prefix("tiktoken:") else {

@@ -12,11 +12,13 @@ use super::Encode;
 pub(crate) const CL100K_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 const O200K_SHA256: &str = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
 
+/// tiktoken-rs as the reference encoder for rank files.
 pub struct Tiktoken {
     bpe: CoreBPE,
     nfc: bool,
 }
 
+/// A rank table: token bytes to id.
 pub type Ranks = FxHashMap<Vec<u8>, u32>;
 
 impl Tiktoken {
@@ -26,6 +28,7 @@ impl Tiktoken {
         Ok((Self { bpe, nfc: false }, sha.to_string()))
     }
 
+    /// An encoder over a rank table and a split pattern.
     pub fn from_ranks(ranks: Ranks, pattern: SplitPattern) -> Result<Self, String> {
         let bpe = CoreBPE::new(ranks, FxHashMap::default(), pattern.regex()).map_err(|e| e.to_string())?;
         Ok(Self { bpe, nfc: pattern.nfc() })

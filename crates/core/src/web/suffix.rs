@@ -37,8 +37,11 @@ pub fn cached(uri: &str) -> Result<std::sync::Arc<Suffixes>, TokqError> {
 /// A host split as tldextract splits it (case kept).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Parts {
+    /// Everything left of the domain.
     pub subdomain: String,
+    /// The registrable name, without its suffix.
     pub domain: String,
+    /// The public suffix.
     pub suffix: String,
 }
 

@@ -4,6 +4,7 @@
 /// A record's header block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
+    /// `WARC/1.0` or `WARC/1.1`, as the record gives it.
     pub version: String,
     fields: Vec<(String, String)>,
 }

@@ -5,6 +5,8 @@
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
+/// A tokenizer's added tokens: split out of the text whole, before (raw) or after (normalized)
+/// normalization, as the `tokenizers` crate does.
 #[derive(Default)]
 pub struct AddedTokens {
     raw: Option<Matcher>,
@@ -52,14 +54,17 @@ impl AddedTokens {
         Ok(Self { raw: Matcher::new(raw)?, normalized: Matcher::new(normalized)? })
     }
 
+    /// Emits raw added tokens' ids and hands the text between them to `rest`.
     pub fn split_raw<F: FnMut(&str, &mut Vec<u32>)>(&self, text: &str, out: &mut Vec<u32>, rest: F) {
         Matcher::split(&self.raw, text, out, rest)
     }
 
+    /// Emits normalized added tokens' ids and hands the text between them to `rest`.
     pub fn split_normalized<F: FnMut(&str, &mut Vec<u32>)>(&self, text: &str, out: &mut Vec<u32>, rest: F) {
         Matcher::split(&self.normalized, text, out, rest)
     }
 
+    /// The id of an added token by its content.
     pub fn id(&self, token: &str) -> Option<u32> {
         [&self.raw, &self.normalized].into_iter().flatten().find_map(|m| {
             m.contents.iter().position(|c| c == token).map(|i| m.ids[i])

@@ -92,6 +92,7 @@ impl Vocab {
     }
 }
 
+/// A BPE model: its vocabulary, merges and how a piece is cut before merging.
 pub struct BpeModel {
     vocab: Vocab,
     atoms: Atoms,
@@ -120,8 +121,11 @@ enum Atoms {
 /// How a SentencePiece-style model handles characters outside its vocabulary.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unknown {
+    /// Emit a missing character as its bytes' `<0xXX>` tokens.
     pub byte_fallback: bool,
+    /// The unknown token, when the model has one.
     pub unk: Option<u32>,
+    /// Consecutive unknown characters become one unknown token.
     pub fuse_unk: bool,
 }
 

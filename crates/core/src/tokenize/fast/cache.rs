@@ -103,18 +103,24 @@ impl Generation {
     }
 }
 
+/// A thread's cache of encoded pieces: a direct-mapped front table for one-token pieces and two
+/// generations of multi-token pieces under a byte budget.
 pub struct PieceCache {
     hot_keys: Box<[u64]>,
     hot_ids: Box<[u32]>,
     young: Generation,
     old: Generation,
     budget: usize,
+    /// Lookups answered.
     pub hits: u64,
+    /// Lookups that had to encode.
     pub misses: u64,
+    /// Times the young generation became the old one.
     pub turnovers: u64,
 }
 
 impl PieceCache {
+    /// A cache of about `budget` bytes.
     pub fn new(budget: usize) -> Self {
         let hot = 1 << HOT_BITS;
         let budget = budget.saturating_sub(hot * (size_of::<u64>() + size_of::<u32>()));
@@ -139,6 +145,7 @@ impl PieceCache {
         found.then(|| self.hot_ids[slot])
     }
 
+    /// Remembers a one-token piece in the front table.
     #[inline(always)]
     pub fn put_hot(&mut self, key: u64, id: u32) {
         let slot = hot_slot(key);

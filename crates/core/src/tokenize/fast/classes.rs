@@ -38,6 +38,7 @@ pub enum Unicode {
     Tokenizers,
 }
 
+/// Each code point's character class for the pre-tokenizer, in two-level blocks.
 pub struct Classes {
     index: Vec<u16>,
     blocks: Vec<[u8; BLOCK]>,

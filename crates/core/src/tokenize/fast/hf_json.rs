@@ -150,6 +150,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Merge<'a> {
     }
 }
 
+/// tokq's encoder for a `tokenizer.json`, or why it runs on the fallback.
 pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
     let v: File = serde_json::from_slice(json).map_err(|e| format!("not a tokenizer.json tokq reads: {e}"))?;
     for (key, value) in [("truncation", &v.truncation), ("padding", &v.padding)] {

@@ -31,6 +31,7 @@ use super::Encode;
 /// The normalization before pre-tokenization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Normalizer {
+    /// Text as it is.
     None,
     /// NFC with the Unicode 17 tables of `unicode-normalization` 0.1.25, the version tokenizers
     /// 1.0 pins: `tokenizer.json` files and tiktoken-style Qwen rank files.
@@ -54,6 +55,7 @@ impl Normalizer {
     }
 }
 
+/// tokq's BPE encoder: pre-tokenizer, per-thread piece caches, merges.
 pub struct FastBpe {
     model: BpeModel,
     split: Split,
@@ -69,15 +71,22 @@ pub struct FastBpe {
 /// What the per-thread caches hold, summed over threads.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Threads with a cache.
     pub threads: usize,
+    /// Pieces cached.
     pub entries: usize,
+    /// Bytes the caches hold.
     pub bytes: usize,
+    /// Lookups answered.
     pub hits: u64,
+    /// Lookups that had to encode.
     pub misses: u64,
+    /// Generation turnovers.
     pub turnovers: u64,
 }
 
 impl FastBpe {
+    /// An encoder from its parts; the class tables are built here.
     pub fn new(model: BpeModel, split: Split, unicode: Unicode, normalizer: Normalizer, added: AddedTokens) -> Self {
         Self {
             model,
@@ -97,6 +106,7 @@ impl FastBpe {
         self
     }
 
+    /// What the caches hold, over every thread.
     pub fn cache_stats(&self) -> CacheStats {
         let mut s = CacheStats::default();
         for c in self.caches.iter() {

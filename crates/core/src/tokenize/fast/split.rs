@@ -26,6 +26,7 @@ pub fn pieces<'a>(text: &'a str, split: Split, classes: &'static Classes) -> Pie
     Pieces { text, pos: 0, split, classes }
 }
 
+/// The pre-tokenizer's pieces of a text, in order.
 pub struct Pieces<'a> {
     text: &'a str,
     pos: usize,
