@@ -233,11 +233,11 @@ impl Part {
 
     fn start(&self) -> Result<Open> {
         // Unique per attempt: a retried task never writes into a file another attempt is writing.
-        // The counter tells apart the parts this process starts in the same nanosecond (unnamed
-        // parts of two partitions did, and one renamed the other's file away).
-        static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        // The random salt (std's per-hasher random keys) tells apart the parts this process
+        // starts in the same nanosecond (unnamed parts of two partitions did, and one renamed the
+        // other's file away).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let seq = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seq = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), nanos);
         let name = self.name.as_deref().unwrap_or("part");
         let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}-{seq}{TMP_SUFFIX}", std::process::id()).as_str());
         let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
