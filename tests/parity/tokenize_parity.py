@@ -7,8 +7,12 @@ the encoder it should be on (`tokq tokenizer SPEC`).
 
 Besides the shared corpora, an adversarial corpus is generated: long runs of one character,
 whitespace runs, digits, emoji and ZWJ sequences, combining marks, contractions in every case,
-special-token text, every code point of planes 0-3 and 14 in several contexts, all written with
-JSON surrogate-pair escapes, and one 10 MB document.
+special-token text, every code point of planes 0-3 and 14 in several contexts, lone surrogates,
+all written with JSON surrogate-pair escapes, and one 10 MB document. A lone surrogate escape is
+read as U+FFFD (what tiktoken encodes for such a string; Python tokenizers refuses it, so its
+reference gets the same text). A second, large corpus (1 MB of whitespace, 10 MB of one
+character) is compared with tokenizers only: Python tiktoken's split regex overflows its stack on
+1 MB of whitespace (a panic).
 
     python tests/parity/tokenize_parity.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
 
@@ -47,6 +51,20 @@ def hf(path):
     return lambda texts: [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
 
 
+def as_utf8(text):
+    """What a text with lone surrogates is as UTF-8: each one U+FFFD, as tiktoken reads it."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def adversarial_large(path):
+    """Writes the large adversarial corpus and returns its path."""
+    docs = [" " * 1_000_000 + "x", "\n" * 1_000_000, "a" * 10_000_000, "\u00e9" * 2_000_000]
+    with open(path, "w") as f:
+        for i, text in enumerate(docs):
+            f.write(json.dumps({"id": f"large-{i}", "text": text}, ensure_ascii=True) + "\n")
+    return path
+
+
 def adversarial(path, wikipedia):
     """Writes the adversarial corpus (ensure_ascii: every non-ASCII character is a \\u escape,
     astral ones as surrogate pairs) and returns its path."""
@@ -64,6 +82,8 @@ def adversarial(path, wikipedia):
         "".join(f"a{p}b {p}{p}  c{p[:-1]} \u0065\u0301{p}" for p in PII) * 200 + " " * 37 + "x" + " " * 5,
         "<s>[INST] x</s><unk>[/INST]<s><s>  </s>" * 100,
         "emoji \U0001F600 and \U0001D518\U0001D52B\U0001D526 \U00020706 mixed",
+        # Lone surrogates: high alone, low alone, two highs, reversed, at the end.
+        "x\ud800y \udc00 \ud800\ud800 \udc00\ud800 z\ud83d\ud83d\ude00 end\ud83d",
     ]
     points = [c for c in list(range(0, 0x32400)) + list(range(0xE0000, 0xE01F0)) if not 0xD800 <= c < 0xE000]
     for i in range(0, len(points), 8192):
@@ -97,6 +117,7 @@ def main():
         "nltk-webtext": os.path.join(s, "corpora/nltk-webtext/webtext.jsonl"),
         "spdx-licenses": os.path.join(s, "corpora/spdx-licenses/spdx_licenses.jsonl"),
         "adversarial": adversarial(os.path.join(work, "adversarial.jsonl"), wikipedia),
+        "adversarial-large": adversarial_large(os.path.join(work, "adversarial-large.jsonl")),
     }
     # name: (spec, tiktoken encoding or None for Python tokenizers, the encoder tokq must use)
     tokenizers = {
@@ -121,6 +142,8 @@ def main():
             failed = True
         ref = tiktoken_offline(s, tk) if tk else hf(spec)
         for corpus, path in corpora.items():
+            if tk and corpus == "adversarial-large":
+                continue
             out = tempfile.mkdtemp(prefix="tokq-parity-")
             t0 = time.time()
             r = subprocess.run([a.tokq, "run", a.recipe, "--quiet", "--set", f"input={path}",
@@ -138,7 +161,7 @@ def main():
             keys, texts, ids = [], [], []
             for i, doc in lines(path):
                 keys.append((os.path.basename(path), i))
-                texts.append(doc["text"])
+                texts.append(as_utf8(doc["text"]))
                 ids.append(doc.get("id"))
             wants = ref(texts)
             docs = len(keys)

@@ -5,13 +5,20 @@
 //! escaped character from U+20000 on (CJK Extension B and later) comes out as another character.
 //! JSON writers that escape non-ASCII (Python's `json.dumps` by default) produce such pairs, so
 //! tokq rewrites each surrogate-pair escape as the UTF-8 character it stands for before arrow
-//! reads the bytes. A lone or malformed surrogate escape is left alone for arrow to reject.
+//! reads the bytes.
+//!
+//! A lone surrogate escape (`\ud800` with no low surrogate after it, or a low one alone) stands
+//! for no character, so no UTF-8 text can hold it: Python's `json.loads` keeps it in a `str`
+//! that cannot be encoded, arrow rejects the line. tokq writes U+FFFD in its place, one per lone
+//! surrogate, which is what tiktoken encodes for such a string (it re-decodes the text as UTF-16
+//! with `errors="replace"`), so the row is read and tokenized as the references would.
 
 use std::borrow::Cow;
 
 use memchr::{memchr, memmem};
 
-/// `buf` with every `\uD8xx\uDCxx`-style escape pair replaced by its character in UTF-8.
+/// `buf` with every `\uD8xx\uDCxx`-style escape pair replaced by its character in UTF-8, and
+/// every lone surrogate escape by U+FFFD.
 pub fn pairs_as_utf8(buf: &[u8]) -> Cow<'_, [u8]> {
     if memmem::find(buf, b"\\ud").is_none() && memmem::find(buf, b"\\uD").is_none() {
         return Cow::Borrowed(buf);
@@ -26,6 +33,9 @@ pub fn pairs_as_utf8(buf: &[u8]) -> Cow<'_, [u8]> {
         if let Some(c) = pair_at(&buf[at..]) {
             out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
             i = at + 12;
+        } else if is_lone_surrogate(&buf[at..]) {
+            out.extend_from_slice(char::REPLACEMENT_CHARACTER.encode_utf8(&mut [0; 4]).as_bytes());
+            i = at + 6;
         } else {
             let end = (at + 2).min(buf.len());
             out.extend_from_slice(&buf[at..end]);
@@ -39,6 +49,12 @@ pub fn pairs_as_utf8(buf: &[u8]) -> Cow<'_, [u8]> {
 fn hex4(b: &[u8]) -> Option<u32> {
     let s = std::str::from_utf8(b.get(..4)?).ok()?;
     u32::from_str_radix(s, 16).ok().filter(|_| s.bytes().all(|x| x.is_ascii_hexdigit()))
+}
+
+/// Whether `b` starts with a `\uHHHH` escape of a surrogate (one that is not the start of a
+/// pair: pairs are taken first).
+fn is_lone_surrogate(b: &[u8]) -> bool {
+    b.starts_with(b"\\u") && b.len() >= 6 && hex4(&b[2..]).is_some_and(|u| (0xD800..0xE000).contains(&u))
 }
 
 /// The character of `\uHHHH\uLLLL` at the start of `b`, if it is a high and a low surrogate.
@@ -69,6 +85,13 @@ mod tests {
         let json = r#""\ud841\udf0e \uD83D\uDE00 \\ud841\\udf0e \n \u00e9""#;
         assert_eq!(via_arrow_guard(json), "\u{2070E} \u{1F600} \\ud841\\udf0e \n \u{e9}");
         assert!(matches!(pairs_as_utf8(br#""plain \u00e9""#), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn each_lone_surrogate_becomes_one_replacement_character() {
+        // As Python: 'x\ud800y'.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace').
+        let json = r#""x\ud800y \udc00 \ud800\ud800 \udc00\ud800 z\ud83d\ud83d\ude00 \\ud800""#;
+        assert_eq!(via_arrow_guard(json), "x\u{fffd}y \u{fffd} \u{fffd}\u{fffd} \u{fffd}\u{fffd} z\u{fffd}\u{1F600} \\ud800");
     }
 
     proptest! {

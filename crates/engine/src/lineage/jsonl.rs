@@ -157,8 +157,9 @@ pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
     let mut values = Vec::new();
     let mut first_problem = None;
     for i in 0..sample.len() {
-        let line = sample.line(i);
-        let parsed = match std::str::from_utf8(line) {
+        // Read as the decoder reads it, so a lone surrogate escape does not keep a line out.
+        let line = super::json_escapes::pairs_as_utf8(sample.line(i));
+        let parsed = match std::str::from_utf8(&line) {
             Err(e) => Err(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
             Ok(text) => match serde_json::from_str::<serde_json::Value>(text) {
                 Ok(v) if v.is_object() => Ok(v),
