@@ -76,7 +76,7 @@ impl ParquetTarget {
             rejects: None,
             overwrite: false,
         };
-        let (mut reject_column, mut ids_compression) = (None, None);
+        let (mut reject_column, mut ids_compression, mut chosen) = (None, None, false);
         let positive = |key: &str, value: &str| {
             value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
                 DataFusionError::Plan(format!("{key} must be a positive integer, got '{value}'"))
@@ -87,6 +87,7 @@ impl ParquetTarget {
                 "compression" => {
                     parse_compression_string(value)?;
                     t.compression = value.to_lowercase();
+                    chosen = true;
                 }
                 "ids_compression" => {
                     parse_compression_string(value)?;
@@ -120,7 +121,6 @@ impl ParquetTarget {
             }
         }
         // A codec the user chose applies to the ids too, unless they chose one for the ids.
-        let chosen = options.iter().any(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "compression");
         t.ids_compression = ids_compression.unwrap_or(if chosen { t.compression.clone() } else { t.ids_compression });
         match (&mut t.rejects, reject_column) {
             (Some(r), Some(c)) => r.column = c,

@@ -298,10 +298,19 @@ impl BpeModel {
 
     /// The symbols of a SentencePiece-style piece, one per character.
     fn push_chars(&self, piece: &[u8], byte_fallback: Option<&[u32; 256]>, unk: Option<u32>, fuse_unk: bool, out: &mut Vec<u32>) {
-        let text = std::str::from_utf8(piece).expect("pieces are cut from a str at character boundaries");
         let mut last_unknown = false;
-        for (at, c) in text.char_indices() {
-            let bytes = &piece[at..at + c.len_utf8()];
+        let mut at = 0;
+        // A piece is cut from a `&str` at character boundaries: each character's length is in
+        // its first byte, so the piece is not validated again.
+        while at < piece.len() {
+            let len = match piece[at] {
+                0..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let bytes = &piece[at..(at + len).min(piece.len())];
+            at += len;
             if let Some(id) = self.vocab.get(bytes) {
                 out.push(id);
                 last_unknown = false;

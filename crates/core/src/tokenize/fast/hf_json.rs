@@ -121,6 +121,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 /// One merge as the file spells it: `"A B"` (files of tokenizers before 0.20) or `["A", "B"]`.
 struct Merge<'a>(Text<'a>, Text<'a>);
 
+impl Merge<'_> {
+    /// The two tokens of an `"A B"` merge.
+    fn halves<E: de::Error>(s: &str) -> Result<(&str, &str), E> {
+        s.split_once(' ').ok_or_else(|| E::custom(format!("merge '{s}' is not 'A B'")))
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Merge<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Pair<'a>(std::marker::PhantomData<&'a ()>);
@@ -130,11 +137,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Merge<'a> {
                 f.write_str("a merge, \"A B\" or [\"A\", \"B\"]")
             }
             fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Merge<'a>, E> {
-                let (a, b) = s.split_once(' ').ok_or_else(|| E::custom(format!("merge '{s}' is not 'A B'")))?;
+                let (a, b) = Merge::halves(s)?;
                 Ok(Merge(Text(Cow::Borrowed(a)), Text(Cow::Borrowed(b))))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Merge<'a>, E> {
-                let (a, b) = s.split_once(' ').ok_or_else(|| E::custom(format!("merge '{s}' is not 'A B'")))?;
+                let (a, b) = Merge::halves(s)?;
                 Ok(Merge(Text(Cow::Owned(a.to_string())), Text(Cow::Owned(b.to_string()))))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Merge<'a>, A::Error> {
