@@ -192,14 +192,13 @@ impl Recipe {
         let parser = TokqParser::new(&text).map_err(|e| syntax(path, e))?;
         for (i, source) in parser.sources().iter().enumerate() {
             let err = |cause: String| RecipeError::Include { file: path.to_string(), line: source.line, cause };
-            let include = match (source.leading(), source.tokq()) {
-                (Leading::Parameters, _) if i > 0 => return Err(RecipeError::MisplacedDeclaration { file: path.to_string(), line: source.line }),
+            let include = match source.leading() {
+                Leading::Parameters if i > 0 => return Err(RecipeError::MisplacedDeclaration { file: path.to_string(), line: source.line }),
                 // Read before the parameters were substituted, by `declarations`.
-                (Leading::Parameters, _) => continue,
-                (_, Some(Ok(TokqStatement::Include(include)))) => include,
-                (Leading::Include, Some(Err((_, cause)))) => return Err(err(cause)),
+                Leading::Parameters => continue,
+                Leading::Include => source.include().map_err(err)?,
                 // CREATE COMPONENTS and DataFusion's statements are parsed when they run.
-                _ => {
+                Leading::Components | Leading::Sql => {
                     statements.push(Statement { file: path.to_string(), number: statements.len() + 1, line: source.line, sql: source.sql.to_string() });
                     continue;
                 }
@@ -241,11 +240,7 @@ fn declarations(path: &str, raw: &str) -> Result<Option<Vec<Declared>>, RecipeEr
     if params_of(path, first.sql)?.iter().any(|p| p.context != Context::Comment) {
         return Err(err((first.line, "PARAMETERS cannot use parameters".to_string())));
     }
-    match first.tokq() {
-        Some(Ok(TokqStatement::Parameters(declared))) => Ok(Some(declared)),
-        Some(Err(e)) => Err(err(e)),
-        _ => Ok(None),
-    }
+    first.parameters().map(Some).map_err(err)
 }
 
 fn syntax(path: &str, e: SyntaxError) -> RecipeError {

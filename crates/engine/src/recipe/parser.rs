@@ -82,16 +82,18 @@ impl<'a> TokqParser<'a> {
     pub fn sources(&self) -> Vec<Source<'_>> {
         let offsets = LineOffsets::new(self.text);
         let mut out = Vec::new();
-        let (mut from_token, mut from_byte) = (0, 0);
+        let mut from_token = 0;
         let ends = self.tokens.iter().enumerate().filter(|(_, t)| t.token == Token::SemiColon).map(|(i, t)| (i, offsets.byte(self.text, t)));
         for (end_token, end_byte) in ends.chain([(self.tokens.len(), self.text.len())]) {
             let tokens = &self.tokens[from_token..end_token];
-            if tokens.iter().any(|t| is_code(&t.token)) {
-                let first = tokens.iter().find(|t| !is_blank(&t.token)).map_or(from_byte, |t| offsets.byte(self.text, t));
-                let line = self.text[..first].matches('\n').count() + 1;
-                out.push(Source { line, sql: self.text[first..end_byte].trim_end(), tokens });
+            // A piece of only blanks and comments is no statement; a statement starts at its first
+            // token that is not blank (a comment counts).
+            let has_code = tokens.iter().any(|t| is_code(&t.token));
+            if let Some(first) = tokens.iter().find(|t| !is_blank(&t.token)).filter(|_| has_code) {
+                let sql = self.text[offsets.byte(self.text, first)..end_byte].trim_end();
+                out.push(Source { line: first.span.start.line as usize, sql, tokens });
             }
-            (from_token, from_byte) = (end_token + 1, (end_byte + 1).min(self.text.len()));
+            from_token = end_token + 1;
         }
         out
     }
@@ -117,11 +119,27 @@ impl Source<'_> {
     pub fn tokq(&self) -> Option<Result<TokqStatement, (usize, String)>> {
         let at = |cause: String| (self.line, cause);
         Some(match self.leading() {
-            Leading::Parameters => declare::parse(self.tokens).map(TokqStatement::Parameters),
-            Leading::Include => Include::parse(code(self.tokens).map(|t| &t.token)).map(TokqStatement::Include).map_err(at),
-            Leading::Components => Components::parse(code(self.tokens).map(|t| &t.token)).map(TokqStatement::Components).map_err(at),
+            Leading::Parameters => self.parameters().map(TokqStatement::Parameters),
+            Leading::Include => self.include().map(TokqStatement::Include).map_err(at),
+            Leading::Components => Components::parse(self.code()).map(TokqStatement::Components).map_err(at),
             Leading::Sql => return None,
         })
+    }
+
+    /// Its declarations, read as `PARAMETERS` (see [`Source::leading`]), or what is wrong with
+    /// its line.
+    pub fn parameters(&self) -> Result<Vec<Declared>, (usize, String)> {
+        declare::parse(self.tokens)
+    }
+
+    /// The file and values it includes, read as `INCLUDE` (see [`Source::leading`]).
+    pub fn include(&self) -> Result<Include, String> {
+        Include::parse(self.code())
+    }
+
+    /// Its tokens that are neither blanks nor comments.
+    fn code(&self) -> impl Iterator<Item = &Token> {
+        code(self.tokens).map(|t| &t.token)
     }
 
     /// The whole statement: tokq's, or DataFusion's parsed by `DFParser`.
