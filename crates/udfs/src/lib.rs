@@ -2,7 +2,8 @@
 //! its documentation (`information_schema.routines`, `tokq functions`), and the one place that
 //! lists them ([`scalar_udfs`], [`register_all`]).
 //!
-//! One module per stage: [`text`], [`quality`], [`dedup`], [`tokenize`], [`pad`], [`shuffle`],
+//! One module per stage: [`text`], [`quality`], [`dedup`], [`spans`] (dedup below the document),
+//! [`tokenize`], [`pad`], [`shuffle`],
 //! [`classify`] (language ID, fastText), [`web`] (URLs) and [`html`] (main text). Each function is
 //! built from the [`kit`]; its constant arguments are read by [`args`] at planning time; the
 //! `tokq.*` session options are in [`options`].
@@ -29,6 +30,7 @@ pub mod options;
 pub mod pad;
 pub mod quality;
 pub mod shuffle;
+pub mod spans;
 pub mod text;
 pub mod tokenize;
 pub mod web;
@@ -49,6 +51,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(classify::functions());
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
+    udfs.extend(spans::functions());
     udfs.extend(web::functions());
     udfs.extend(html::functions());
     udfs

@@ -6,6 +6,7 @@ use datafusion::logical_expr::ScalarUDF;
 
 use crate::kit::{doc, str_fn, unary, Substrings};
 use tokq_core::text::clean::{clean_text, mask_pii, normalize_text, simplify_text, Form};
+use tokq_core::text::sentences::split_sentences;
 use tokq_core::text::words::split_words;
 
 /// Every text function.
@@ -18,6 +19,15 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
              rules: prefixes, suffixes, infixes, URLs and special cases), without whitespace tokens. The Gopher and \
              FineWeb rules count these words, so this shows what they see. NULL gives NULL.",
             "SELECT split_words('Don''t stop-me now.');",
+        ),
+        unary::<Substrings>(
+            "split_sentences",
+            |t| Substrings::of(t, &split_sentences(t)),
+            "Splits text into sentences exactly as datatrove's split_into_sentences does for English (spaCy's \
+             sentencizer over its English tokens): the text is cut after each sentence, so the pieces keep their \
+             whitespace and join back to the text. C4's min_num_sentences and sentence dedup's min_num_sentences count \
+             these. The empty text has no sentence (datatrove gives one empty piece). NULL gives NULL.",
+            "SELECT split_sentences('Mr. Smith went home. He slept.');",
         ),
         unary::<String>(
             "clean_text",

@@ -1,8 +1,11 @@
 //! Deduplication: `text_hash` for exact duplicates, MinHash signatures and LSH bands for near
 //! duplicates (datatrove's `MinhashDedupSignature`, bit for bit), and exact shingle Jaccard for
 //! verifying candidate pairs. Clustering runs as SQL rounds in the runner (`CREATE COMPONENTS`).
+//! Below the document, `spans` hashes and removes repeated spans of sentences or lines
+//! (datatrove's `SentenceDedup`).
 
 pub mod hash;
 pub mod minhash;
 pub mod permutations;
+pub mod spans;
 mod xxh64;

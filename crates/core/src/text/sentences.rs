@@ -36,6 +36,16 @@ fn sentence_starts(text: &str, toks: &[Range<usize>]) -> Vec<usize> {
     starts
 }
 
+/// spaCy's sentences as byte ranges of `text`, as datatrove's `span_tokenize` gives them: each
+/// from its first token's start to its last token's end (`Span.start_char..end_char`), so the
+/// space after a sentence's last token lies between two ranges, or after the last one.
+pub fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
+    let toks = tokens(text);
+    let starts = sentence_starts(text, &toks);
+    let ends = starts.iter().skip(1).map(|&s| toks[s - 1].end).chain(toks.last().map(|t| t.end));
+    starts.iter().zip(ends).map(|(&s, end)| toks[s].start..end).collect()
+}
+
 /// Number of sentences spaCy's sentencizer finds in `text`; text without tokens has none.
 pub fn count_sentences(text: &str) -> usize {
     sentence_starts(text, &tokens(text)).len()
@@ -61,7 +71,7 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{count_sentences, split_sentences};
+    use super::{count_sentences, sentence_ranges, split_sentences};
 
     #[test]
     fn counts_like_spacy_sentencizer() {
@@ -79,5 +89,9 @@ mod tests {
             assert_eq!(count_sentences(text), want, "{text:?}");
         }
         assert_eq!(split_sentences("One. Two!  Three"), ["One.", " Two!", "  Three"]);
+        // spaCy 3.8: [(s.start_char, s.end_char) for s in nlp(text).sents]
+        assert_eq!(sentence_ranges("  One. Two!  Three \n"), [0..6, 7..11, 12..20]);
+        assert_eq!(sentence_ranges("Ends.\n"), [0..5, 5..6]);
+        assert!(sentence_ranges("").is_empty());
     }
 }

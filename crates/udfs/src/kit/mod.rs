@@ -36,7 +36,7 @@ use tokq_core::TokqError;
 
 use crate::args::{df, Consts};
 pub use str_fn::{str_fn, str_fn_struct, unary, Kernel};
-pub use value::{Cell, Row, Scores, Substrings, Value};
+pub use value::{Cell, Row, Scores, SpanHashes, Substrings, Value};
 
 /// How a documentation example begins when it needs a file the reader brings (a model): the
 /// generated reference shows it without running it.

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, StructBuilder, UInt64Builder,
+    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, StructBuilder, UInt32Builder, UInt64Builder,
 };
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
@@ -250,6 +250,46 @@ impl Value for Scores {
             }
             if let Some(s) = item.field_builder::<Float64Builder>(1) {
                 s.append_value(score);
+            }
+            item.append(true);
+        }
+        b.append(true);
+    }
+    fn finish(mut b: Self::Builder) -> Result<ArrayRef> {
+        Ok(Arc::new(b.finish()))
+    }
+}
+
+/// Hashed spans of a document with the index of each one's first sentence
+/// (`List<Struct<hash: UInt64, start: UInt32>>`), from `span_hashes`.
+pub struct SpanHashes(pub Vec<(u64, u32)>);
+
+impl SpanHashes {
+    fn item() -> Field {
+        let fields = Fields::from(vec![Field::new("hash", DataType::UInt64, false), Field::new("start", DataType::UInt32, false)]);
+        Field::new_list_field(DataType::Struct(fields), false)
+    }
+}
+
+impl Value for SpanHashes {
+    type Builder = ListBuilder<StructBuilder>;
+    fn data_type() -> Option<DataType> {
+        Some(DataType::List(Arc::new(Self::item())))
+    }
+    fn builder(rows: usize, _: &DataType) -> Result<Self::Builder> {
+        let DataType::Struct(fields) = Self::item().data_type().clone() else { return exec_err!("span_hashes: struct expected") };
+        Ok(ListBuilder::with_capacity(StructBuilder::from_fields(fields, rows * 16), rows).with_field(Arc::new(Self::item())))
+    }
+    fn append(b: &mut Self::Builder, v: Option<Self>, _: &str) {
+        let Some(SpanHashes(spans)) = v else { return b.append_null() };
+        let item = b.values();
+        for (hash, start) in spans {
+            // The field builders are the ones `item()` declares, so they are found.
+            if let Some(h) = item.field_builder::<UInt64Builder>(0) {
+                h.append_value(hash);
+            }
+            if let Some(s) = item.field_builder::<UInt32Builder>(1) {
+                s.append_value(start);
             }
             item.append(true);
         }

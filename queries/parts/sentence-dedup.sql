@@ -1,0 +1,68 @@
+-- Part (INCLUDE it): sentence (or line) dedup of the view ${docs} (doc_id, text, _source, _row),
+-- as datatrove 0.10.1's SentenceDedup decides it. See queries/sentence-dedup.sql for the recipe.
+
+PARAMETERS (
+  docs              name    DEFAULT docs,                           -- the view to dedup: doc_id, text, _source, _row
+  work              folder  DEFAULT 'out/sentence-dedup-work/',     -- scratch tables, in folders under it
+  output            path    DEFAULT 'out/sentence-dedup/',          -- every kept document, its repeated spans removed
+  rejects           path    DEFAULT 'out/sentence-dedup-rejects/',  -- documents left too short, with filter_reason
+  n_sentences       integer DEFAULT 3,                              -- sentences (or lines) per span (datatrove: 3)
+  unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's) or 'line' (split_sentences=False)
+  min_doc_words     integer DEFAULT 50,                             -- a changed document keeps at least this many words (0: off)
+  min_num_sentences integer DEFAULT 3                               -- and this many sentences (0: off)
+);
+
+-- 1. One pass over the input: the hash of every span of n_sentences sentences, with lineage.
+COPY (
+  SELECT _source, _row, s['hash'] AS hash, s['start'] AS start
+  FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}')) AS s FROM ${docs})
+) TO '${work}spans/' STORED AS PARQUET;
+
+-- 2. The repeated spans: every occurrence of a hash but its first in lineage order (source, row,
+--    sentence), gathered per document. The order does not depend on partitions or executors.
+--    The columns are not named _source and _row: the accounting counts the rows of tables that
+--    carry lineage, and this one only looks documents up.
+COPY (
+  SELECT _source AS source, _row AS source_row, array_agg(start ORDER BY start) AS starts
+  FROM (
+    SELECT _source, _row, start,
+           row_number() OVER (PARTITION BY hash ORDER BY _source, _row, start) AS nth
+    FROM read_parquet('${work}spans/')
+  )
+  WHERE nth > 1
+  GROUP BY _source, _row
+) TO '${work}repeated/' STORED AS PARQUET;
+
+CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${work}repeated/');
+
+-- 3. Every document once. A document with repeated spans loses them and stays if it keeps
+--    min_doc_words words and min_num_sentences sentences; an unchanged one stays as it is. An
+--    empty text never stays (datatrove drops it too). Rejects keep their original text.
+CREATE VIEW deduped AS
+SELECT d.doc_id, d._source, d._row, d.text AS original, r.starts,
+       drop_spans(d.text, r.starts, ${n_sentences}, '${unit}') AS kept
+FROM repeated r RIGHT JOIN ${docs} d ON d._source = r.source AND d._row = r.source_row;
+
+COPY (
+  SELECT doc_id, _source, _row,
+         CASE WHEN filter_reason IS NULL THEN kept ELSE original END AS text,
+         filter_reason,
+         coalesce(cardinality(starts), 0) AS removed_spans
+  FROM (
+    SELECT *,
+           CASE WHEN kept IS NULL OR kept = '' THEN 'sentence_dedup:empty'
+                WHEN starts IS NULL OR kept = original THEN NULL
+                WHEN ${min_doc_words} > 0 AND cardinality(split_words(kept)) < ${min_doc_words}
+                  THEN 'sentence_dedup:few_words'
+                WHEN ${min_num_sentences} > 0 AND cardinality(split_sentences(kept)) < ${min_num_sentences}
+                  THEN 'sentence_dedup:few_sentences'
+           END AS filter_reason
+    FROM deduped
+  )
+) TO '${output}' STORED AS PARQUET
+  OPTIONS ('rejects' '${rejects}');
+
+SELECT 'kept' AS outcome, count(*) AS documents, sum(removed_spans) AS spans_removed FROM read_parquet('${output}')
+UNION ALL
+SELECT filter_reason, count(*), sum(removed_spans) FROM read_parquet('${rejects}') GROUP BY filter_reason
+ORDER BY outcome;
