@@ -84,6 +84,15 @@ pub fn table_functions() -> Vec<TableFunction> {
             "read_parquet(path)",
             "SELECT _source, count(*) FROM read_parquet('out/quickstart/') GROUP BY _source;",
         ),
+        reader(
+            lineage::ReadFiles::any(),
+            "Reads files of the format their extension names, as read_jsonl (.jsonl, .json, .ndjson), read_parquet \
+             (.parquet), read_csv with a header (.csv) or read_warc (.warc), each optionally .gz or .zst: for a recipe \
+             parameter that may be either, such as decontaminate.sql's eval table. A folder or an unknown extension is \
+             an error that says to name the files.",
+            "read_files(path)",
+            "SELECT task, count(*) FROM read_files('queries/data/eval.jsonl') GROUP BY task;",
+        ),
         TableFunction {
             name: pack::table::NAME,
             doc: doc(

@@ -2,8 +2,11 @@
 //! `num_perm`) are read through [`Consts`] twice: at planning time from the literals, so that a
 //! bad one fails `tokq explain` before any data is read, and at run time from the scalars.
 
-use datafusion::arrow::array::{Array, ArrayRef};
-use datafusion::arrow::datatypes::DataType;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, ListArray, PrimitiveArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Field};
 use datafusion::common::cast::{
     as_binary_array, as_binary_view_array, as_large_binary_array, as_large_string_array, as_string_array,
     as_string_view_array,
@@ -71,6 +74,15 @@ impl<'a> Consts<'a> {
         }
     }
 
+    /// A constant boolean argument, `default` when absent.
+    pub fn bool(&self, i: usize, name: &str, default: bool) -> Result<bool, TokqError> {
+        match self.get(i, name)? {
+            None => Ok(default),
+            Some(ScalarValue::Boolean(Some(b))) => Ok(*b),
+            Some(other) => Err(self.error(format!("'{name}' must be true or false, got {other}"))),
+        }
+    }
+
     /// A constant integer argument, `default` when absent.
     pub fn i64(&self, i: usize, name: &str, default: i64) -> Result<i64, TokqError> {
         match self.get(i, name)? {
@@ -92,6 +104,32 @@ pub fn for_each_str<'a>(function: &str, array: &'a ArrayRef, mut f: impl FnMut(O
         DataType::Null => (0..array.len()).try_for_each(|_| f(None)),
         other => exec_err!("{function}: expected a string column, got {other}"),
     }
+}
+
+/// Calls `f` for each row of a string column with the same row of a list column, its values cast
+/// to `T` (a list of any integer type works): NULL values are left out, a NULL list is empty.
+pub fn for_each_str_and_list<'a, T: ArrowPrimitiveType>(
+    function: &str,
+    texts: &'a ArrayRef,
+    lists: &ArrayRef,
+    mut f: impl FnMut(Option<&'a str>, &[T::Native]) -> Result<()>,
+) -> Result<()> {
+    let to = DataType::List(Arc::new(Field::new_list_field(T::DATA_TYPE, true)));
+    let not_a_list = || exec_err!("{function}: expected a list of integers, got {}", lists.data_type());
+    let Ok(cast) = cast(lists, &to) else { return not_a_list() };
+    let Some(list) = cast.as_any().downcast_ref::<ListArray>() else { return not_a_list() };
+    let Some(values) = list.values().as_any().downcast_ref::<PrimitiveArray<T>>() else { return not_a_list() };
+    let offsets = list.value_offsets();
+    let (mut row, mut buf) = (0, Vec::new());
+    for_each_str(function, texts, |t| {
+        buf.clear();
+        if list.is_valid(row) {
+            let items = offsets[row] as usize..offsets[row + 1] as usize;
+            buf.extend(items.filter(|&k| values.is_valid(k)).map(|k| values.value(k)));
+        }
+        row += 1;
+        f(t, &buf)
+    })
 }
 
 /// Calls `f` for each row of a bytes column: any binary type, or a string column's UTF-8 bytes.

@@ -3,6 +3,7 @@
 //! lists them ([`scalar_udfs`], [`register_all`]).
 //!
 //! One module per stage: [`text`], [`quality`], [`dedup`], [`spans`] (dedup below the document),
+//! [`decont`] (n-gram decontamination), [`check`] (`assert_true`),
 //! [`tokenize`], [`pad`], [`shuffle`],
 //! [`classify`] (language ID, fastText), [`web`] (URLs) and [`html`] (main text). Each function is
 //! built from the [`kit`]; its constant arguments are read by [`args`] at planning time; the
@@ -22,7 +23,9 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod check;
 pub mod classify;
+pub mod decont;
 pub mod dedup;
 pub mod html;
 pub mod kit;
@@ -52,6 +55,8 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
     udfs.extend(spans::functions());
+    udfs.extend(decont::functions());
+    udfs.push(check::function());
     udfs.extend(web::functions());
     udfs.extend(html::functions());
     udfs

@@ -5,15 +5,14 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ListArray, StringBuilder, UInt32Array};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::common::{exec_err, Result};
+use datafusion::arrow::array::StringBuilder;
+use datafusion::arrow::datatypes::{DataType, UInt32Type};
+use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF};
 use tokq_core::dedup::spans::{SpanDedup, Unit, MAX_N};
 use tokq_core::TokqError;
 
-use crate::args::{for_each_str, Consts};
+use crate::args::{for_each_str_and_list, Consts};
 use crate::kit::{arities, doc, str_fn, Body, SpanHashes, Udf};
 
 /// `n_sentences` and `unit` from position `at` on.
@@ -40,28 +39,9 @@ impl Body for DropSpans {
     fn invoke(&self, dedup: SpanDedup, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let texts = args.args[0].to_array(args.number_rows)?;
         let starts = args.args[1].to_array(args.number_rows)?;
-        // array_agg of the hashes' UInt32 starts, or any integer list a user builds.
-        let to = DataType::List(Arc::new(Field::new_list_field(DataType::UInt32, true)));
-        let Ok(starts) = cast(&starts, &to) else { return exec_err!("drop_spans: starts must be a list of integers, got {}", starts.data_type()) };
-        let Some(starts) = starts.as_any().downcast_ref::<ListArray>() else { return exec_err!("drop_spans: starts must be a list") };
-        let Some(values) = starts.values().as_any().downcast_ref::<UInt32Array>() else { return exec_err!("drop_spans: starts must be a list") };
-        let offsets = starts.value_offsets();
         let mut out = StringBuilder::with_capacity(texts.len(), 0);
-        let mut row = 0;
-        let mut buf = Vec::new();
-        for_each_str("drop_spans", &texts, |t| {
-            let i = row;
-            row += 1;
-            let Some(t) = t else {
-                out.append_null();
-                return Ok(());
-            };
-            buf.clear();
-            if starts.is_valid(i) {
-                let list = offsets[i] as usize..offsets[i + 1] as usize;
-                buf.extend(list.filter(|&k| values.is_valid(k)).map(|k| values.value(k)));
-            }
-            out.append_value(dedup.remove(t, &buf));
+        for_each_str_and_list::<UInt32Type>("drop_spans", &texts, &starts, |t, starts| {
+            out.append_option(t.map(|t| dedup.remove(t, starts)));
             Ok(())
         })?;
         Ok(ColumnarValue::Array(Arc::new(out.finish())))

@@ -40,6 +40,23 @@ pub enum Format {
     Warc(WarcRows),
 }
 
+impl Format {
+    /// The format a path's extension names (after a compression suffix): `None` for a folder
+    /// or an extension tokq does not read.
+    pub fn of_extension(path: &str) -> Option<Format> {
+        let lower = path.to_ascii_lowercase();
+        let name = [".gz", ".zst", ".zstd"].iter().find_map(|c| lower.strip_suffix(c)).unwrap_or(&lower);
+        let ext = name.rsplit_once('.').map(|(_, e)| e)?;
+        match ext {
+            "jsonl" | "json" | "ndjson" => Some(Format::Jsonl),
+            "parquet" => Some(Format::Parquet),
+            "csv" => Some(Format::Csv { has_header: true }),
+            "warc" => Some(Format::Warc(WarcRows::Records(super::warc::RecordTypes::RESPONSE))),
+            _ => None,
+        }
+    }
+}
+
 /// One batch of a file's rows and the 0-based row number of each, as the format defines it.
 pub struct FileBatch {
     pub batch: RecordBatch,

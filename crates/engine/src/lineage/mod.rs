@@ -77,6 +77,20 @@ impl ReadFiles {
         Self { name: "read_wet", format: |_| Ok(Format::Warc(WarcRows::Text)) }
     }
 
+    /// `read_files(path)`: the format of `path`'s extension.
+    pub fn any() -> Self {
+        Self {
+            name: "read_files",
+            format: |args| {
+                let location = args.first().map(|e| literal_str("read_files", "the path or glob", e)).transpose()?.unwrap_or_default();
+                Format::of_extension(&location).map_or_else(
+                    || plan_err!("read_files: cannot tell the format of '{location}' from its extension (.jsonl, .json, .ndjson, .parquet, .csv, .warc, optionally .gz or .zst): name the files (such as 'evals/*.parquet') or use read_jsonl, read_parquet or read_csv"),
+                    Ok,
+                )
+            },
+        }
+    }
+
     /// The SQL name.
     pub fn name(&self) -> &'static str {
         self.name
