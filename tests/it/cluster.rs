@@ -495,3 +495,22 @@ fn a_relative_output_path_is_the_clients_folder_on_a_cluster() {
     assert_eq!(manifest(&tmp.path().join(&out))["rows"], 120);
     manifest_is_true(&tmp.path().join(&out));
 }
+
+#[test]
+fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
+    use crate::subdoc::{decontaminate, planted_eval, sentence_dedup, texts};
+    let cluster = start(2);
+    let url = format!("df://127.0.0.1:{}", cluster.port);
+    let ws = Workspace::new();
+    ws.file("docs.jsonl", crate::dedup::jsonl(&crate::subdoc::planted()));
+    planted_eval(&ws);
+    sentence_dedup(&ws, "local", &["--partitions", "2"]);
+    sentence_dedup(&ws, "remote", &["--partitions", "2", "--cluster", &url]);
+    assert_eq!(texts(&ws, "local/out"), texts(&ws, "remote/out"));
+    assert_eq!(texts(&ws, "local/rejects"), texts(&ws, "remote/rejects"));
+    decontaminate(&ws, "dc-local", &["--partitions", "2"]);
+    decontaminate(&ws, "dc-remote", &["--partitions", "2", "--cluster", &url]);
+    assert_eq!(texts(&ws, "dc-local/out"), texts(&ws, "dc-remote/out"));
+    assert_eq!(texts(&ws, "dc-local/rejects").len(), 2);
+    assert_eq!(texts(&ws, "dc-local/rejects"), texts(&ws, "dc-remote/rejects"));
+}

@@ -19,6 +19,7 @@ mod resume;
 mod shared_tokenizers;
 mod single_file;
 mod statements;
+mod subdoc;
 mod web;
 // The slow tier (`--features tokq/slow-tests`, as `.ci/run` runs it).
 #[cfg(feature = "slow-tests")]

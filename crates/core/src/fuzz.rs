@@ -6,7 +6,9 @@ use proptest::prelude::*;
 
 use xxhash_rust::xxh64::xxh64;
 
+use crate::dedup::decont::Decont;
 use crate::dedup::minhash::{bands, jaccard, MinHasher, BANDS, NGRAM, ROWS};
+use crate::dedup::spans::{SpanDedup, Unit};
 use crate::quality::c4::C4Quality;
 use crate::quality::chain::{Chain, FINEWEB};
 use crate::quality::fineweb::FineWebQuality;
@@ -88,6 +90,22 @@ fn exercise(text: &str) {
     if let Some(sig) = h.signature(text) {
         assert_eq!(bands(&sig, BANDS, ROWS).map(|b| b.len()).ok(), Some(BANDS));
         assert_eq!(jaccard(text, text, NGRAM), Some(1.0));
+    }
+    // Spans: the starts a text's hashes name can be dropped, and what is left is pieces of the
+    // text (lines joined by one byte); a text's first n-gram is found by its own hash.
+    for unit in [Unit::Sentence, Unit::Line] {
+        for n in [1, 3] {
+            let Ok(d) = SpanDedup::new("fuzz", n, unit) else { continue };
+            let starts: Vec<u32> = d.hashes(text).into_iter().map(|(_, s)| s).collect();
+            assert!(d.remove(text, &starts).len() <= text.len(), "{unit:?} {n}");
+            let _ = d.remove(text, &[u32::MAX, 0, 0]);
+        }
+    }
+    if let Ok(d) = Decont::new("fuzz", 3, true, true) {
+        let hashes = d.eval_hashes(text, Some(text));
+        if let Some(&first) = MinHasher::new(1, 3, 1).map(|m| m.shingles(text)).ok().and_then(|s| s.first().copied()).as_ref() {
+            assert_eq!(d.first_match(text, &hashes).map(|(_, h)| h), Some(first));
+        }
     }
 }
 

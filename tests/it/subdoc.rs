@@ -1,0 +1,154 @@
+//! Below the document: `queries/sentence-dedup.sql` and `queries/decontaminate.sql` on planted
+//! repeats and evaluation items (their parity with datatrove is tests/parity/).
+
+use std::collections::BTreeMap;
+
+use crate::dedup::jsonl;
+use crate::util::*;
+
+/// A sentence of 16 words, eight of them made from two numbers.
+fn sentence(doc: usize, k: usize) -> String {
+    let w = |n: usize| -> String { (0..3).map(|i| (b'a' + ((n / 26usize.pow(i)) % 26) as u8) as char).collect() };
+    format!("The {} of {} met {} near {} when {} saw {} and {} with {}.", w(doc * 7 + k), w(doc + 3 * k), w(k * 11), w(doc * 13), w(doc + k + 1), w(doc * 17 + 5), w(k + 40), w(doc + 2 * k + 9))
+}
+
+/// 20 documents of 12 sentences; 10 more that start with three sentences of one of the first 10
+/// and go on with 12 of their own; one that is four sentences of document 0 and nothing else.
+pub fn planted() -> Vec<(String, String)> {
+    let own = |d: usize| (0..12).map(|k| sentence(d, k)).collect::<Vec<_>>();
+    let mut docs: Vec<(String, String)> = (0..20).map(|d| (format!("doc-{d}"), own(d).join(" "))).collect();
+    for d in 20..30 {
+        let copied = own(d - 20)[3..6].join(" ");
+        docs.push((format!("doc-{d}"), format!("{copied} {}", own(d).join(" "))));
+    }
+    docs.push(("copy-of-0".into(), own(0)[..4].join(" ")));
+    docs
+}
+
+pub fn texts(ws: &Workspace, rel: &str) -> BTreeMap<String, String> {
+    let b = ws.output(rel).batch;
+    strings(&b, "doc_id").into_iter().zip(strings(&b, "text")).map(|(i, t)| (i.unwrap(), t.unwrap())).collect()
+}
+
+fn reasons(ws: &Workspace, rel: &str) -> BTreeMap<String, String> {
+    let b = ws.output(rel).batch;
+    strings(&b, "doc_id").into_iter().zip(strings(&b, "filter_reason")).map(|(i, r)| (i.unwrap(), r.unwrap())).collect()
+}
+
+pub fn sentence_dedup(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
+    let sets = [
+        format!("input={}", ws.at("docs.jsonl")),
+        format!("output={}", ws.at(&format!("{to}/out/"))),
+        format!("rejects={}", ws.at(&format!("{to}/rejects/"))),
+        format!("work={}", ws.at(&format!("{to}/work/"))),
+    ];
+    let mut args: Vec<&str> = vec!["--quiet"];
+    sets.iter().for_each(|s| args.extend(["--set", s]));
+    args.extend(extra);
+    ws.run("queries/sentence-dedup.sql", &args)
+}
+
+#[test]
+fn sentence_dedup_removes_repeated_spans_after_their_first_occurrence() {
+    let ws = Workspace::new();
+    let docs = planted();
+    ws.file("docs.jsonl", jsonl(&docs));
+    let run = sentence_dedup(&ws, "one", &["--partitions", "1"]);
+    let kept = texts(&ws, "one/out");
+    // The first occurrence stays whole; a later one loses the span and the space before it.
+    assert_eq!(kept["doc-3"], docs[3].1);
+    let own: Vec<String> = (0..12).map(|k| sentence(23, k)).collect();
+    assert_eq!(kept["doc-23"], own.join(" "));
+    // Four sentences of doc-0 hold two spans seen before: what is left is too short.
+    assert_eq!(reasons(&ws, "one/rejects"), BTreeMap::from([("copy-of-0".to_string(), "sentence_dedup:empty".to_string())]));
+    let a = run.accounting("one/out");
+    assert_eq!((a["input_rows"].as_u64(), a["kept"].as_u64(), a["rejected"].as_u64()), (Some(31), Some(30), Some(1)), "{a}");
+    // Two partitions: the same rows, because the first occurrence is decided by lineage.
+    sentence_dedup(&ws, "two", &["--partitions", "2"]);
+    assert_eq!(texts(&ws, "two/out"), kept);
+    // Thresholds: a changed document must keep 300 words now, and lines are spans of their own.
+    sentence_dedup(&ws, "strict", &["--set", "min_doc_words=300"]);
+    assert_eq!(reasons(&ws, "strict/rejects").get("doc-23").map(String::as_str), Some("sentence_dedup:few_words"));
+    sentence_dedup(&ws, "lines", &["--set", "unit=line", "--set", "n_sentences=1"]);
+    // Each document is one line, and no line repeats: every document stays as it is.
+    assert_eq!(texts(&ws, "lines/out").len(), 31);
+}
+
+pub fn decontaminate(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
+    let sets = [
+        format!("input={}", ws.at("docs.jsonl")),
+        format!("eval={}", ws.at("eval.jsonl")),
+        format!("output={}", ws.at(&format!("{to}/out/"))),
+        format!("rejects={}", ws.at(&format!("{to}/rejects/"))),
+        format!("work={}", ws.at(&format!("{to}/work/"))),
+    ];
+    let mut args: Vec<&str> = vec!["--quiet"];
+    sets.iter().for_each(|s| args.extend(["--set", s]));
+    args.extend(extra);
+    ws.run("queries/decontaminate.sql", &args)
+}
+
+fn eval_line(task: &str, query: Option<&str>, text: &str) -> String {
+    serde_json::json!({"id": format!("{task}-x"), "task": task, "query": query, "text": text}).to_string() + "\n"
+}
+
+/// `eval.jsonl`: doc-5's sentence 2 (16 words) as an answer; sentence 7 of doc-8 as a query whose
+/// answer is sentence 8's first three words, so that only n-grams across the two match; an answer
+/// that is nowhere.
+pub fn planted_eval(ws: &Workspace) {
+    let s8 = sentence(8, 8);
+    let first3: String = s8.split(' ').take(3).collect::<Vec<_>>().join(" ");
+    let answer = sentence(5, 2);
+    let eval = [
+        eval_line("qa", Some("Who met whom?"), &answer),
+        eval_line("cloze", Some(&sentence(8, 7)), &first3),
+        eval_line("qa", None, "Nothing in the training set looks like this answer of twelve words or more at all."),
+    ];
+    ws.file("eval.jsonl", eval.concat());
+}
+
+#[test]
+fn decontamination_removes_documents_that_hold_an_eval_answer() {
+    let ws = Workspace::new();
+    ws.file("docs.jsonl", jsonl(&planted()));
+    planted_eval(&ws);
+    let run = decontaminate(&ws, "dc", &[]);
+    let got = reasons(&ws, "dc/rejects");
+    assert_eq!(got.get("doc-5").map(String::as_str), Some("contaminated:qa"), "{got:?}");
+    assert_eq!(got.get("doc-8").map(String::as_str), Some("contaminated:cloze"), "{got:?}");
+    assert_eq!(got.len(), 2, "{got:?}");
+    let b = ws.output("dc/rejects").batch;
+    let ngram = strings(&b, "contaminated_ngram");
+    assert!(ngram.iter().all(|g| g.as_deref().is_some_and(|g| g.split(' ').count() == 12)), "{ngram:?}");
+    let a = run.accounting("dc/out");
+    assert_eq!((a["input_rows"].as_u64(), a["kept"].as_u64(), a["rejected"].as_u64()), (Some(31), Some(29), Some(2)), "{a}");
+}
+
+#[test]
+fn a_bad_eval_table_fails_in_one_line_that_names_it() {
+    let ws = Workspace::new();
+    ws.file("docs.jsonl", jsonl(&planted()[..3]));
+    ws.file("empty.jsonl", "");
+    ws.file("no-text.jsonl", "{\"id\": \"a\", \"task\": \"t\", \"query\": \"q\", \"answer\": \"x\"}\n");
+    ws.file("no-query.jsonl", "{\"id\": \"a\", \"task\": \"t\", \"text\": \"x\"}\n");
+    ws.file("eval.txt", "x\n");
+    let fails = |eval: &str| {
+        let (i, o, r, w) = (ws.at("docs.jsonl"), ws.at("o/"), ws.at("r/"), ws.at("w/"));
+        let sets = [format!("input={i}"), format!("eval={}", ws.at(eval)), format!("output={o}"), format!("rejects={r}"), format!("work={w}")];
+        let mut args: Vec<&str> = Vec::new();
+        sets.iter().for_each(|s| args.extend(["--set", s]));
+        ws.fails("queries/decontaminate.sql", &args)
+    };
+    let e = fails("empty.jsonl");
+    assert!(e.contains("empty.jsonl' is empty"), "{e}");
+    let none = ws.at("none/e.parquet");
+    tokq_ok(&["sql", "-c", &format!("COPY (SELECT 'a' AS text, 'q' AS query, 't' AS task WHERE 1 = 0) TO '{none}' STORED AS PARQUET")]);
+    let e = fails("none/e.parquet");
+    assert!(e.contains("e.parquet has no rows: decontaminating against it would remove nothing"), "{e}");
+    let e = fails("no-text.jsonl");
+    assert!(e.contains("No field named text"), "{e}");
+    let e = fails("no-query.jsonl");
+    assert!(e.contains("No field named query"), "{e}");
+    let e = fails("eval.txt");
+    assert!(e.contains("cannot tell the format"), "{e}");
+}
