@@ -15,7 +15,9 @@ PARAMETERS (
   n_sentences       integer DEFAULT 3,                             -- sentences (or lines) per span
   unit              text    DEFAULT 'sentence',                    -- 'sentence' or 'line'
   min_doc_words     integer DEFAULT 50,                            -- words a changed document keeps (0: off)
-  min_num_sentences integer DEFAULT 3                              -- sentences a changed document keeps (0: off)
+  min_num_sentences integer DEFAULT 3,                            -- sentences a changed document keeps (0: off)
+  min_count         integer DEFAULT 2,                             -- a span repeats when the corpus holds it this many times
+  keep_first        boolean DEFAULT true                           -- keep its first occurrence (false: remove every copy)
 );
 
 CREATE VIEW docs AS
@@ -26,5 +28,6 @@ FROM read_jsonl('${input}');
 INCLUDE 'parts/sentence-dedup.sql' WITH (
   docs = docs, work = '${work}', output = '${output}', rejects = '${rejects}',
   n_sentences = ${n_sentences}, unit = '${unit}',
-  min_doc_words = ${min_doc_words}, min_num_sentences = ${min_num_sentences}
+  min_doc_words = ${min_doc_words}, min_num_sentences = ${min_num_sentences},
+  min_count = ${min_count}, keep_first = ${keep_first}
 );

@@ -9,7 +9,9 @@ PARAMETERS (
   n_sentences       integer DEFAULT 3,                              -- sentences (or lines) per span (datatrove: 3)
   unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's) or 'line' (split_sentences=False)
   min_doc_words     integer DEFAULT 50,                             -- a changed document keeps at least this many words (0: off)
-  min_num_sentences integer DEFAULT 3                               -- and this many sentences (0: off)
+  min_num_sentences integer DEFAULT 3,                             -- and this many sentences (0: off)
+  min_count         integer DEFAULT 2,                              -- a span repeats when the corpus holds it this many times
+  keep_first        boolean DEFAULT true                            -- keep a repeated span's first occurrence (false: remove every copy)
 );
 
 -- 1. One pass over the input: the hash of every span of n_sentences sentences, with lineage.
@@ -18,18 +20,20 @@ COPY (
   FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}')) AS s FROM ${docs})
 ) TO '${work}spans/' STORED AS PARQUET;
 
--- 2. The repeated spans: every occurrence of a hash but its first in lineage order (source, row,
---    sentence), gathered per document. The order does not depend on partitions or executors.
+-- 2. The repeated spans: every occurrence of a hash seen at least min_count times but its first
+--    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
+--    per document. The order does not depend on partitions or executors.
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
 --    carry lineage, and this one only looks documents up.
 COPY (
   SELECT _source AS source, _row AS source_row, array_agg(start ORDER BY start) AS starts
   FROM (
     SELECT _source, _row, start,
-           row_number() OVER (PARTITION BY hash ORDER BY _source, _row, start) AS nth
+           row_number() OVER (PARTITION BY hash ORDER BY _source, _row, start) AS nth,
+           count(*) OVER (PARTITION BY hash) AS copies
     FROM read_parquet('${work}spans/')
   )
-  WHERE nth > 1
+  WHERE copies >= ${min_count} AND (nth > 1 OR NOT ${keep_first})
   GROUP BY _source, _row
 ) TO '${work}repeated/' STORED AS PARQUET;
 

@@ -152,3 +152,29 @@ fn a_bad_eval_table_fails_in_one_line_that_names_it() {
     let e = fails("eval.txt");
     assert!(e.contains("cannot tell the format"), "{e}");
 }
+
+#[test]
+fn paragraph_dedup_counts_copies_and_can_strip_every_one() {
+    let ws = Workspace::new();
+    let doc = |i: usize, extra: &str| (format!("p-{i}"), format!("Home | About | Contact\nParagraph {} of its own, {} words.\n{extra}", sentence(i, 0), i));
+    let docs: Vec<(String, String)> = (0..5).map(|i| doc(i, if i < 2 { "We use cookies." } else { "" })).collect();
+    ws.file("docs.jsonl", jsonl(&docs));
+    let run = |to: &str, sets: &[&str]| {
+        let mut all = vec![format!("input={}", ws.at("docs.jsonl"))];
+        all.extend(["out", "rejects", "work"].map(|d| format!("{}={}", if d == "out" { "output" } else { d }, ws.at(&format!("{to}/{d}/")))));
+        all.extend(sets.iter().map(|s| s.to_string()));
+        let mut args = vec!["--quiet"];
+        all.iter().for_each(|s| args.extend(["--set", s.as_str()]));
+        ws.run("queries/paragraph-dedup.sql", &args);
+        texts(&ws, &format!("{to}/out"))
+    };
+    // Any repeat, first kept: the menu and the cookie line stay in p-0 only.
+    let first = run("first", &[]);
+    assert!(first["p-0"].starts_with("Home | About") && first["p-0"].ends_with("We use cookies."), "{first:?}");
+    assert!(!first["p-1"].contains("Home") && !first["p-1"].contains("cookies"), "{first:?}");
+    // Three copies or more, every copy removed: the menu goes everywhere, the cookie line stays.
+    let strip = run("strip", &["min_count=3", "keep_first=false"]);
+    assert!(strip.values().all(|t| !t.contains("Home")), "{strip:?}");
+    assert!(strip["p-0"].contains("cookies") && strip["p-1"].contains("cookies"), "{strip:?}");
+    assert_eq!(strip.len(), 5);
+}

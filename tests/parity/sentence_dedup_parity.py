@@ -6,7 +6,8 @@ the same JSONL, and the kept documents must be the same ones with byte-identical
 Wikipedia, Reuters-21578 (natural duplicates: repeated boilerplate and re-sent stories),
 nltk-webtext (forum lines, ten to a document), and planted repeats: Wikipedia documents with
 spans of other documents' sentences (and lines) copied into them, whole copies, texts that end in
-whitespace, empty texts. Default SentDedupConfig, then n_sentences=2 with split_sentences=False.
+whitespace, empty texts. Default SentDedupConfig, then n_sentences=2 with split_sentences=False,
+and queries/paragraph-dedup.sql against n_sentences=1, split_sentences=False and no thresholds.
 
     python tests/parity/sentence_dedup_parity.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
 """
@@ -83,7 +84,7 @@ def planted(wiki, seed=7):
     return docs
 
 
-def reference(docs, n, split):
+def reference(docs, n, split, **thresholds):
     """datatrove's kept documents, id -> text, and its seconds."""
     from datatrove.data import Document
     from datatrove.pipeline.dedup.sentence_dedup import (
@@ -93,7 +94,7 @@ def reference(docs, n, split):
         SentenceFindDedups,
     )
 
-    config = SentDedupConfig(n_sentences=n, split_sentences=split)
+    config = SentDedupConfig(n_sentences=n, split_sentences=split, **thresholds)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         SentenceDedupSignature(f"{tmp}/sigs", config=config).run((Document(text=t, id=i) for i, t in docs), 0, 1)
@@ -102,16 +103,16 @@ def reference(docs, n, split):
         return kept, time.perf_counter() - t0
 
 
-def tokq(tokq_bin, docs, n, split, tmp):
+def tokq(tokq_bin, docs, n, split, tmp, recipe="sentence-dedup.sql"):
     path = os.path.join(tmp, "input.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for i, t in docs:
             f.write(json.dumps({"id": i, "text": t}) + "\n")
     t0 = time.perf_counter()
+    shape = [] if recipe == "paragraph-dedup.sql" else ["--set", f"n_sentences={n}", "--set", f"unit={'sentence' if split else 'line'}"]
     subprocess.run(
-        [tokq_bin, "run", os.path.join(ROOT, "queries/sentence-dedup.sql"), "--quiet", "--set", f"input={path}",
-         "--set", f"output={tmp}/out/", "--set", f"rejects={tmp}/rejects/", "--set", f"work={tmp}/work/",
-         "--set", f"n_sentences={n}", "--set", f"unit={'sentence' if split else 'line'}"],
+        [tokq_bin, "run", os.path.join(ROOT, "queries", recipe), "--quiet", "--set", f"input={path}",
+         "--set", f"output={tmp}/out/", "--set", f"rejects={tmp}/rejects/", "--set", f"work={tmp}/work/", *shape],
         check=True, stdout=subprocess.DEVNULL,
     )
     seconds = time.perf_counter() - t0
@@ -135,19 +136,24 @@ def main():
         "webtext": webtext(os.path.join(corpora, "nltk-webtext/webtext.jsonl")),
         "planted": planted(wiki),
     }
-    runs = [(name, 3, True) for name in sets] + [("planted", 2, False), ("webtext", 2, False)]
+    # queries/paragraph-dedup.sql is SentenceDedup over single lines without the length thresholds.
+    paragraphs = dict(recipe="paragraph-dedup.sql", min_doc_words=0, min_num_sentences=0)
+    runs = [(name, 3, True, {}) for name in sets] + [("planted", 2, False, {}), ("webtext", 2, False, {})]
+    runs += [("planted", 1, False, paragraphs), ("reuters", 1, False, paragraphs)]
     failed = False
-    for name, n, split in runs:
+    for name, n, split, opts in runs:
         docs = sets[name]
+        opts = dict(opts)
+        recipe = opts.pop("recipe", "sentence-dedup.sql")
         with tempfile.TemporaryDirectory() as tmp:
-            ref, ref_s = reference(docs, n, split)
-            mine, rejected, tokq_s = tokq(a.tokq, docs, n, split, tmp)
+            ref, ref_s = reference(docs, n, split, **opts)
+            mine, rejected, tokq_s = tokq(a.tokq, docs, n, split, tmp, recipe)
         changed = sum(ref[i] != t for i, t in docs if i in ref)
         same_ids = set(ref) == set(mine)
         same_text = same_ids and all(ref[i] == mine[i] for i in ref)
         ok = same_ids and same_text and len(mine) + rejected == len(docs)
         failed |= not ok
-        mode = f"n={n} {'sentences' if split else 'lines'}"
+        mode = "paragraphs" if recipe == "paragraph-dedup.sql" else f"n={n} {'sentences' if split else 'lines'}"
         print(f"{'ok' if ok else 'FAIL'} {name:<10} {mode:<13} kept {len(mine)}/{len(docs)} (datatrove {len(ref)}), "
               f"{changed} changed, text identical: {same_text}; datatrove {ref_s:.1f}s, tokq {tokq_s:.1f}s")
         if not ok:
