@@ -178,3 +178,37 @@ fn paragraph_dedup_counts_copies_and_can_strip_every_one() {
     assert!(strip["p-0"].contains("cookies") && strip["p-1"].contains("cookies"), "{strip:?}");
     assert_eq!(strip.len(), 5);
 }
+
+#[test]
+fn rehydration_weights_each_kept_document_by_its_cluster_size() {
+    use crate::dedup::{planted as duplicates, run_dedup};
+    let ws = Workspace::new();
+    let (docs, _) = duplicates();
+    let input = ws.file("docs.jsonl", jsonl(&docs));
+    run_dedup(ws.path(), &input, &[]);
+    ws.file("weights.csv", "min_cluster_size,weight\n1,1\n2,4\n3,0\n");
+    let sets_for = |weights: &str| -> Vec<String> {
+        let sets = [format!("input={}", ws.at("out/")), format!("weights={}", ws.at(weights)), format!("output={}", ws.at("rehydrated/"))];
+        sets.into_iter().flat_map(|s| ["--set".to_string(), s]).collect()
+    };
+    let args = sets_for("weights.csv");
+    ws.run("queries/rehydrate.sql", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let b = ws.output("rehydrated").batch;
+    let ids = strings(&b, "doc_id");
+    let w = b.column_by_name("upsampling_weight").unwrap().as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap();
+    let got: BTreeMap<String, i64> = ids.into_iter().zip(w.iter()).map(|(i, w)| (i.unwrap(), w.unwrap())).collect();
+    // 20 clusters of two (exact and near copies of base-0..19) and the two short copies keep one
+    // document each, weighted 4; the 20 other bases have no duplicate, weight 1.
+    assert_eq!(got.len(), 41);
+    assert_eq!(got.values().filter(|&&w| w == 4).count(), 21, "{got:?}");
+    assert_eq!(got["base-3"], 4);
+    assert_eq!(got["base-30"], 1);
+    // Repeating each document by its weight, as a packing recipe does.
+    let out = tokq_ok(&["sql", "-c", &format!("SELECT count(*) AS n FROM (SELECT unnest(range(upsampling_weight)) FROM read_parquet('{}'))", ws.at("rehydrated/"))]);
+    assert!(out.contains(&format!("| {} ", 21 * 4 + 20)), "{out}");
+    // A table without size 1 is refused in one line.
+    ws.file("bad.csv", "min_cluster_size,weight\n2,4\n");
+    let args = sets_for("bad.csv");
+    let e = ws.fails("queries/rehydrate.sql", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("must start at min_cluster_size 1"), "{e}");
+}
