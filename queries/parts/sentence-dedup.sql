@@ -26,14 +26,16 @@ COPY (
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
 --    carry lineage, and this one only looks documents up.
 COPY (
-  SELECT _source AS source, _row AS source_row, array_agg(start ORDER BY start) AS starts
+  -- In no order: drop_spans takes them as they come, and an ordered array_agg costs a sort per document.
+  SELECT _source AS source, _row AS source_row, array_agg(start) AS starts
   FROM (
-    SELECT _source, _row, start,
-           row_number() OVER (PARTITION BY hash ORDER BY _source, _row, start) AS nth,
-           count(*) OVER (PARTITION BY hash) AS copies
-    FROM read_parquet('${work}spans/')
+    SELECT s._source, s._row, s.start,
+           row_number() OVER (PARTITION BY s.hash ORDER BY s._source, s._row, s.start) AS nth
+    -- Most spans occur once: count them by hash alone, and order only the repeated ones.
+    FROM (SELECT hash FROM read_parquet('${work}spans/') GROUP BY hash HAVING count(*) >= ${min_count}) r
+    JOIN read_parquet('${work}spans/') s ON s.hash = r.hash
   )
-  WHERE copies >= ${min_count} AND (nth > 1 OR NOT ${keep_first})
+  WHERE nth > 1 OR NOT ${keep_first}
   GROUP BY _source, _row
 ) TO '${work}repeated/' STORED AS PARQUET;
 

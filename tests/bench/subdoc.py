@@ -86,6 +86,18 @@ def main():
             total += sum(len(t.encode()) for _, t in edited)
         total /= 1e6
         print(f"\nscaling input: {a.copies} files, {total:.0f} MB")
+        # What this machine gives two busy cores: one 1-partition run on half the files alone,
+        # then two such runs on the two halves at once. Their ratio bounds any 2-partition speed-up.
+        half = max(1, a.copies // 2)
+        halves = [f"{tmp}/big/part-[0-{half - 1}].jsonl", f"{tmp}/big/part-[{half}-{a.copies - 1}].jsonl"]
+        sets = lambda i: {"input": halves[i], **out(f"ceiling-{i}")}
+        alone = tokq_run(a.tokq, "sentence-dedup.sql", sets(0), 1, pin=False)
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([a.tokq, "run", os.path.join(ROOT, "queries/sentence-dedup.sql"), "--quiet", "--partitions", "1",
+                                   *[x for k, v in sets(i).items() for x in ("--set", f"{k}={v}")]], stdout=subprocess.DEVNULL) for i in (0, 1)]
+        assert all(p.wait() == 0 for p in procs)
+        both = time.perf_counter() - t0
+        print(f"this machine's ceiling: two 1-partition runs at once {both:.1f}s vs one alone {alone:.1f}s: at most {2 * alone / both:.2f}x")
         for recipe, extra in [("sentence-dedup.sql", {}), ("decontaminate.sql", {"eval": f"{tmp}/eval.jsonl"})]:
             times = {}
             for p in (1, 2):

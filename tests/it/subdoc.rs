@@ -35,17 +35,22 @@ fn reasons(ws: &Workspace, rel: &str) -> BTreeMap<String, String> {
     strings(&b, "doc_id").into_iter().zip(strings(&b, "filter_reason")).map(|(i, r)| (i.unwrap(), r.unwrap())).collect()
 }
 
-pub fn sentence_dedup(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
-    let sets = [
-        format!("input={}", ws.at("docs.jsonl")),
-        format!("output={}", ws.at(&format!("{to}/out/"))),
-        format!("rejects={}", ws.at(&format!("{to}/rejects/"))),
-        format!("work={}", ws.at(&format!("{to}/work/"))),
-    ];
-    let mut args: Vec<&str> = vec!["--quiet"];
-    sets.iter().for_each(|s| args.extend(["--set", s]));
+/// `tokq run queries/RECIPE --quiet` on the workspace's `docs.jsonl`, with output, rejects and
+/// work under `to/`, and `sets` (`name=value`) and `extra` arguments after them.
+pub fn run_recipe(ws: &Workspace, recipe: &str, to: &str, sets: &[&str], extra: &[&str]) -> Run {
+    let mut all = vec![format!("input={}", ws.at("docs.jsonl"))];
+    for (name, dir) in [("output", "out"), ("rejects", "rejects"), ("work", "work")] {
+        all.push(format!("{name}={}", ws.at(&format!("{to}/{dir}/"))));
+    }
+    all.extend(sets.iter().map(|s| s.to_string()));
+    let mut args = vec!["--quiet"];
+    all.iter().for_each(|s| args.extend(["--set", s.as_str()]));
     args.extend(extra);
-    ws.run("queries/sentence-dedup.sql", &args)
+    ws.run(&format!("queries/{recipe}"), &args)
+}
+
+pub fn sentence_dedup(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
+    run_recipe(ws, "sentence-dedup.sql", to, &[], extra)
 }
 
 #[test]
@@ -75,17 +80,7 @@ fn sentence_dedup_removes_repeated_spans_after_their_first_occurrence() {
 }
 
 pub fn decontaminate(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
-    let sets = [
-        format!("input={}", ws.at("docs.jsonl")),
-        format!("eval={}", ws.at("eval.jsonl")),
-        format!("output={}", ws.at(&format!("{to}/out/"))),
-        format!("rejects={}", ws.at(&format!("{to}/rejects/"))),
-        format!("work={}", ws.at(&format!("{to}/work/"))),
-    ];
-    let mut args: Vec<&str> = vec!["--quiet"];
-    sets.iter().for_each(|s| args.extend(["--set", s]));
-    args.extend(extra);
-    ws.run("queries/decontaminate.sql", &args)
+    run_recipe(ws, "decontaminate.sql", to, &[&format!("eval={}", ws.at("eval.jsonl"))], extra)
 }
 
 fn eval_line(task: &str, query: Option<&str>, text: &str) -> String {
@@ -160,12 +155,7 @@ fn paragraph_dedup_counts_copies_and_can_strip_every_one() {
     let docs: Vec<(String, String)> = (0..5).map(|i| doc(i, if i < 2 { "We use cookies." } else { "" })).collect();
     ws.file("docs.jsonl", jsonl(&docs));
     let run = |to: &str, sets: &[&str]| {
-        let mut all = vec![format!("input={}", ws.at("docs.jsonl"))];
-        all.extend(["out", "rejects", "work"].map(|d| format!("{}={}", if d == "out" { "output" } else { d }, ws.at(&format!("{to}/{d}/")))));
-        all.extend(sets.iter().map(|s| s.to_string()));
-        let mut args = vec!["--quiet"];
-        all.iter().for_each(|s| args.extend(["--set", s.as_str()]));
-        ws.run("queries/paragraph-dedup.sql", &args);
+        run_recipe(&ws, "paragraph-dedup.sql", to, sets, &[]);
         texts(&ws, &format!("{to}/out"))
     };
     // Any repeat, first kept: the menu and the cookie line stay in p-0 only.
