@@ -173,3 +173,37 @@ fn tokqs_statements_spelled_in_strings_and_comments_are_run_as_what_they_are() {
         assert!(out.contains(want), "{want} missing from:\n{out}");
     }
 }
+
+/// `tokq ARGS | head -c 10`: the reader takes a few bytes and goes away.
+fn into_a_closed_pipe(args: &[&str]) -> std::process::Output {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tokq"))
+        .args(args)
+        .current_dir(repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    for args in [&["sql", "-c", "SELECT * FROM generate_series(1, 2000000)"][..], &["completions", "bash"], &["functions", "--markdown"]] {
+        let out = into_a_closed_pipe(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "tokq {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "tokq {args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn no_rows_still_print_the_columns_and_copy_refuses_a_device() {
+    let table = tokq_ok(&["sql", "-c", "SELECT 1 AS a, 'x' AS b LIMIT 0"]);
+    assert!(table.contains("| a | b |"), "{table}");
+    assert_eq!(tokq_ok(&["sql", "--format", "csv", "-c", "SELECT 1 AS a, 'x' AS b LIMIT 0"]), "a,b\n");
+    let e = tokq_err(&["sql", "-c", "COPY (SELECT 1 AS a) TO '/dev/stdout' STORED AS CSV"]);
+    assert!(e.contains("COPY cannot write to '/dev/stdout'") && e.contains("--format csv"), "{e}");
+}

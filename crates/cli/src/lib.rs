@@ -302,7 +302,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let recipe = load_recipe(&a)?;
             let placement = placement(&a);
             let ctx = placement.context().await?;
-            print!("{}", placement.runner(&ctx, &recipe).explain().await?);
+            out(placement.runner(&ctx, &recipe).explain().await?)?;
         }
         Cmd::Params { recipe } => {
             let (path, raw) = (recipe.display().to_string(), read_recipe(&recipe)?);
@@ -314,17 +314,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             for d in declared {
                 let quoted = matches!(d.kind, ParamType::Text | ParamType::Path | ParamType::Folder);
                 let default = d.default.map_or_else(|| "(required)".to_string(), |v| if quoted { format!("= {v:?}") } else { format!("= {v}") });
-                println!("{:width$}  {:7}  {default}", d.name, d.kind.to_string());
+                out(format!("{:width$}  {:7}  {default}\n", d.name, d.kind.to_string()))?;
                 if !d.doc.is_empty() {
-                    println!("{:width$}  {}", "", d.doc);
+                    out(format!("{:width$}  {}\n", "", d.doc))?;
                 }
             }
         }
         Cmd::Tokenizer { spec } => {
             let t = tokq_core::tokenize::Tokenizer::load(&spec)?;
-            println!("spec     {spec}\nencoder  {}\nsha256   {}", t.backend(), t.sha256);
+            out(format!("spec     {spec}\nencoder  {}\nsha256   {}\n", t.backend(), t.sha256))?;
             if let Some(reason) = &t.fallback_reason {
-                println!("fallback {reason}");
+                out(format!("fallback {reason}\n"))?;
             }
         }
         Cmd::Report { stats, output } => {
@@ -336,16 +336,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             eprintln!("tokq: wrote {}", output.display());
         }
         Cmd::Completions { shell } => {
-            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tokq", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tokq", &mut script);
+            out(script)?;
         }
         Cmd::Manifest { dir } => {
             let manifest = tokq_engine::sink::manifest::read(&dir).map_err(|e| anyhow::anyhow!(tokq_engine::runner::root_cause(&e)))?;
-            println!("{}", serde_json::to_string_pretty(&manifest)?);
+            out(serde_json::to_string_pretty(&manifest)? + "\n")?;
         }
         Cmd::Functions { markdown } => {
             let ctx = local_context(SessionConfig::new())?;
             if markdown {
-                print!("{}", tokq_engine::functions::reference_markdown(&ctx).await?);
+                out(tokq_engine::functions::reference_markdown(&ctx).await?)?;
             } else {
                 let mut names: Vec<(String, String)> = tokq_udfs::scalar_udfs()
                     .iter()
@@ -355,7 +357,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 names.sort();
                 for (syntax, description) in names {
                     let first = description.split(". ").next().unwrap_or_default().trim_end_matches('.');
-                    println!("{syntax}\n    {first}.");
+                    out(format!("{syntax}\n    {first}.\n"))?;
                 }
             }
         }
@@ -429,11 +431,30 @@ where
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => 0,
+        // `tokq sql ... | head`: the reader has what it wanted.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             eprintln!("tokq: {}", one_line(&e));
             1
         }
     }
+}
+
+/// Writes to standard output, whole. A reader that went away (`tokq sql ... | head`) gives
+/// `BrokenPipe`, which ends the command quietly with status 0, as Unix tools end.
+pub(crate) fn out(text: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_ref())?;
+    stdout.flush()
+}
+
+/// Whether an error comes from writing to a pipe whose reader is gone.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause.downcast_ref::<tokq_engine::runner::StatementError>().is_some_and(|s| s.broken_pipe)
+    })
 }
 
 /// An error and its causes on one line, as the command prints it.

@@ -15,9 +15,8 @@ use tokq_engine::stats::{Progress, RunStats};
 pub struct Printed(pub ResultFormat);
 
 impl ResultSink for Printed {
-    fn rows(&self, _: &SchemaRef, batches: &[RecordBatch]) -> datafusion::error::Result<()> {
-        print!("{}", self.0.render(batches)?);
-        Ok(())
+    fn rows(&self, schema: &SchemaRef, batches: &[RecordBatch]) -> datafusion::error::Result<()> {
+        crate::out(self.0.render(schema, batches)?).map_err(datafusion::error::DataFusionError::IoError)
     }
 }
 

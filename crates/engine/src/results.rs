@@ -3,6 +3,8 @@
 //! datafusion-cli prints it), CSV with a header, a JSON array of objects, or one JSON object per
 //! line.
 
+use std::sync::Arc;
+
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::csv::WriterBuilder;
@@ -42,7 +44,15 @@ pub enum ResultFormat {
 
 impl ResultFormat {
     /// The batches as text in this format, ending with a line break.
-    pub fn render(self, batches: &[RecordBatch]) -> Result<String> {
+    pub fn render(self, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String> {
+        // No rows still prints the columns: a table's header, CSV's header line.
+        let empty;
+        let batches = if batches.is_empty() {
+            empty = [RecordBatch::new_empty(Arc::clone(schema))];
+            &empty[..]
+        } else {
+            batches
+        };
         let mut out = Vec::new();
         match self {
             Self::Table => return Ok(format!("{}\n", pretty_format_batches(batches)?)),
@@ -76,10 +86,15 @@ mod tests {
     #[tokio::test]
     async fn each_format_prints_the_rows() {
         let ctx = SessionContext::new();
-        let batches = ctx.sql("SELECT * FROM (VALUES (1, 'a,b'), (2, NULL)) AS t(n, s)").await.unwrap().collect().await.unwrap();
-        assert_eq!(ResultFormat::Csv.render(&batches).unwrap(), "n,s\n1,\"a,b\"\n2,\n");
-        assert_eq!(ResultFormat::Ndjson.render(&batches).unwrap(), "{\"n\":1,\"s\":\"a,b\"}\n{\"n\":2}\n");
-        assert_eq!(ResultFormat::Json.render(&batches).unwrap(), "[{\"n\":1,\"s\":\"a,b\"},{\"n\":2}]\n");
-        assert!(ResultFormat::Table.render(&batches).unwrap().contains("| 1 | a,b |"));
+        let df = ctx.sql("SELECT * FROM (VALUES (1, 'a,b'), (2, NULL)) AS t(n, s)").await.unwrap();
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await.unwrap();
+        assert_eq!(ResultFormat::Csv.render(&schema, &batches).unwrap(), "n,s\n1,\"a,b\"\n2,\n");
+        assert_eq!(ResultFormat::Ndjson.render(&schema, &batches).unwrap(), "{\"n\":1,\"s\":\"a,b\"}\n{\"n\":2}\n");
+        assert_eq!(ResultFormat::Json.render(&schema, &batches).unwrap(), "[{\"n\":1,\"s\":\"a,b\"},{\"n\":2}]\n");
+        assert!(ResultFormat::Table.render(&schema, &batches).unwrap().contains("| 1 | a,b |"));
+        // No rows: the header still, as `LIMIT 0` in other SQL shells.
+        assert_eq!(ResultFormat::Csv.render(&schema, &[]).unwrap(), "n,s\n");
+        assert!(ResultFormat::Table.render(&schema, &[]).unwrap().contains("| n | s |"));
     }
 }

@@ -44,12 +44,16 @@ pub struct StatementError {
     pub first_line: String,
     /// The innermost cause, on one line.
     pub cause: String,
+    /// Whether it failed writing its rows to a pipe whose reader is gone (`tokq sql ... | head`),
+    /// which the CLI ends quietly.
+    pub broken_pipe: bool,
 }
 
 impl StatementError {
     /// `stmt` failed with `e`.
     pub fn new(stmt: &Statement, e: &DataFusionError) -> Self {
-        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e) }
+        let broken_pipe = matches!(e.find_root(), DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
+        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e), broken_pipe }
     }
 }
 
@@ -105,6 +109,12 @@ enum Kind {
 fn classify(sql: &str) -> Result<Kind> {
     Ok(match crate::recipe::parse_one(sql)? {
         TokqStatement::Components(c) => Kind::Components(c),
+        TokqStatement::Copy(c) if c.target.starts_with("/dev/") => {
+            return Err(DataFusionError::Plan(format!(
+                "COPY cannot write to '{}': tokq writes files whole and renames them into place; to print rows, run the query as a SELECT with --format csv, json or ndjson",
+                c.target
+            )))
+        }
         TokqStatement::Copy(c) if is_parquet(&c) => Kind::ParquetCopy(c),
         TokqStatement::Df(DfStatement::Statement(s)) if matches!(*s, SqlStatement::Query(_)) => Kind::Query,
         _ => Kind::Other,
