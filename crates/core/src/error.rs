@@ -51,3 +51,45 @@ pub enum TokqError {
 
 /// A result whose error is a [`TokqError`].
 pub type Result<T, E = TokqError> = std::result::Result<T, E>;
+
+/// The name among `known` that `word` most likely misspells, for a "did you mean" in an error:
+/// the closest by edit distance (case ignored), if within a third of its length (at least 1).
+pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let word: Vec<char> = word.to_lowercase().chars().collect();
+    let budget = (word.len() / 3).max(1);
+    known
+        .into_iter()
+        .map(|k| (edit_distance(&word, &k.to_lowercase().chars().collect::<Vec<_>>()), k))
+        .filter(|&(d, _)| d <= budget)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, one row at a time.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn suggests_the_near_name_only() {
+        let known = ["fineweb", "gopher_quality", "c4_quality"];
+        assert_eq!(did_you_mean("finweb", known), Some("fineweb"));
+        assert_eq!(did_you_mean("Gopher_Qualty", known), Some("gopher_quality"));
+        assert_eq!(did_you_mean("c4", known), None);
+        assert_eq!(did_you_mean("bloom", known), None);
+    }
+}

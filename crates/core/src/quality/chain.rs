@@ -35,7 +35,7 @@ impl Chain {
     /// `'filter; filter(key=value, ...); ...'`, filters named as their SQL functions, or the
     /// name of a preset (`fineweb`).
     pub fn parse(spec: &str) -> Result<Self, TokqError> {
-        let spec = if spec.trim().eq_ignore_ascii_case("fineweb") { FINEWEB } else { spec };
+        let spec = if spec.trim().eq_ignore_ascii_case(super::registry::PRESETS[0]) { FINEWEB } else { spec };
         let mut filters = Vec::new();
         for item in spec.split(';').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, params) = match item.split_once('(') {

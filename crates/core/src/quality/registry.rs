@@ -6,7 +6,7 @@ use super::fineweb::FineWebQuality;
 use super::gopher::GopherQuality;
 use super::repetition::GopherRepetition;
 use super::Filter;
-use crate::error::TokqError;
+use crate::error::{did_you_mean, TokqError};
 
 /// A quality filter as tokq knows it.
 pub struct FilterInfo {
@@ -61,13 +61,20 @@ pub const FILTERS: &[FilterInfo] = &[
     },
 ];
 
+/// The names `quality_chain` takes for a whole chain (`chain::FINEWEB`).
+pub const PRESETS: &[&str] = &["fineweb"];
+
 /// The filter named `name`, with its parameters.
 pub fn filter_by_name(name: &str, params: &str) -> Result<Box<dyn Filter>, TokqError> {
     match FILTERS.iter().find(|f| f.name == name) {
         Some(f) => f.build(params),
-        None => Err(TokqError::Argument {
-            function: "quality_chain",
-            cause: format!("unknown filter '{name}' (known: {})", FILTERS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")),
-        }),
+        None => {
+            let names = FILTERS.iter().map(|f| f.name);
+            let hint = did_you_mean(name, names.clone().chain(PRESETS.iter().copied())).map(|n| format!("did you mean '{n}'? ")).unwrap_or_default();
+            Err(TokqError::Argument {
+                function: "quality_chain",
+                cause: format!("unknown filter '{name}': {hint}filters: {}; presets: {}", names.collect::<Vec<_>>().join(", "), PRESETS.join(", ")),
+            })
+        }
     }
 }

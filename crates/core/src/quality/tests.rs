@@ -204,6 +204,8 @@ fn chain_reports_the_first_failing_filter_and_the_kept_text() {
     assert_eq!(o, super::chain::Outcome { dropped: None, text: Some(good.clone()) });
     let e = Chain::parse("gopher_quality; fancy_filter").unwrap_err().to_string();
     assert!(e.contains("unknown filter 'fancy_filter'"), "{e}");
+    let e = Chain::parse("finweb").map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("did you mean 'fineweb'?") && e.contains("presets: fineweb"), "{e}");
     let e = Chain::parse("c4_quality(min_num_sentences=3").unwrap_err().to_string();
     assert!(e.contains("must end with ')'"), "{e}");
     assert!(matches!(C4Quality::default().check(&Doc::new(&good)), Verdict::Keep));

@@ -63,6 +63,22 @@ pub struct EncodeOptions {
     pub eos: Option<u32>,
 }
 
+/// What to say when a tokenizer file is missing and its name looks like a Hugging Face model id
+/// (`org/name`, no extension): tokq reads files and downloads nothing.
+fn hub_hint(uri: &str) -> Option<String> {
+    let (org, name) = uri.split_once('/')?;
+    let file = [".json", ".tiktoken", ".model", ".txt"].iter().any(|ext| name.ends_with(ext));
+    let id = !org.is_empty() && !org.starts_with(['.', '~']) && !uri.contains(':') && !name.is_empty() && !name.contains('/') && !file;
+    let id = id && !std::path::Path::new(uri).exists();
+    id.then(|| {
+        format!(
+            "no such file, and '{uri}' looks like a Hugging Face model id: tokq reads tokenizer files and downloads nothing. \
+             Fetch the file once (hf download {uri} tokenizer.json --local-dir tokenizers/{name}) and name it: \
+             'tokenizers/{name}/tokenizer.json'"
+        )
+    })
+}
+
 impl Tokenizer {
     /// Loads the tokenizer a spec names (see [`spec`]).
     pub fn load(spec: &str) -> Result<Self> {
@@ -97,7 +113,7 @@ impl Tokenizer {
                 }
             }
             TokenizerSpec::HuggingFace { uri } => {
-                let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
+                let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
                 let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
                 match own {
                     Ok(t) => (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None),
@@ -197,6 +213,14 @@ pub fn cached(spec: &str) -> Result<Arc<Tokenizer>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_model_id_is_told_to_download_the_file() {
+        let e = super::Tokenizer::load("meta-llama/Llama-3.1-8B").map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("looks like a Hugging Face model id") && e.contains("hf download meta-llama/Llama-3.1-8B tokenizer.json"), "{e}");
+        let e = super::Tokenizer::load("nowhere/tokenizer.json").map(|_| ()).unwrap_err().to_string();
+        assert!(!e.contains("model id"), "{e}");
+    }
+
     use super::*;
 
     #[test]
