@@ -32,7 +32,7 @@ use crate::sink::{self, ParquetTarget, PlanFacts, WrittenFile};
 
 /// A statement failed: the one line the CLI prints.
 #[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: statement {number} `{first_line}`: {cause}")]
+#[error("{file}:{line}: statement {number} `{label}`: {cause}")]
 pub struct StatementError {
     /// The recipe file.
     pub file: String,
@@ -40,8 +40,8 @@ pub struct StatementError {
     pub line: usize,
     /// The statement's number, from 1.
     pub number: usize,
-    /// Its first line of SQL.
-    pub first_line: String,
+    /// What it is and writes (`COPY to out/x/`), or a query's SQL ([`Statement::label`]).
+    pub label: String,
     /// The innermost cause, on one line.
     pub cause: String,
     /// Whether it failed writing its rows to a pipe whose reader is gone (`tokq sql ... | head`),
@@ -53,7 +53,7 @@ impl StatementError {
     /// `stmt` failed with `e`.
     pub fn new(stmt: &Statement, e: &DataFusionError) -> Self {
         let broken_pipe = matches!(e.find_root(), DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
-        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, first_line: stmt.first_line().to_string(), cause: root_cause(e), broken_pipe }
+        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, label: stmt.label(), cause: root_cause(e), broken_pipe }
     }
 }
 
@@ -248,9 +248,8 @@ impl<'a> Runner<'a> {
     }
 
     /// What progress calls a statement: `statement 3/9: COPY to out/dedup/`.
-    fn label(&self, stmt: &Statement, what: &str) -> String {
-        let what: String = if what.chars().count() > 60 { what.chars().take(59).chain(['…']).collect() } else { what.to_string() };
-        format!("statement {}/{}: {what}", stmt.number, self.recipe.statements.len())
+    fn label(&self, stmt: &Statement) -> String {
+        format!("statement {}/{}: {}", stmt.number, self.recipe.statements.len(), stmt.label())
     }
 
     /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes.
@@ -440,7 +439,7 @@ impl<'a> Runner<'a> {
         let Done { outputs, accounting, components, packing, documents, counters, remote_rows, remote_sources } = done;
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
-                self.progress.start(&self.label(stmt, &format!("components {}", c.name)), None, counters);
+                self.progress.start(&self.label(stmt), None, counters);
                 let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
                 self.progress.finish();
                 components.push(stats?);
@@ -452,7 +451,7 @@ impl<'a> Runner<'a> {
                     ));
                 }
                 let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
-                self.progress.start(&self.label(stmt, &format!("COPY to {}", copy.target)), input_bytes(&plan), counters);
+                self.progress.start(&self.label(stmt), input_bytes(&plan), counters);
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(counters, &inputs);
                 let raw_before = rows_of(counters, &raw_input_files(&plan));
@@ -499,7 +498,7 @@ impl<'a> Runner<'a> {
             }
             Kind::Query => {
                 let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
-                self.progress.start(&self.label(stmt, stmt.first_line()), input_bytes(&plan), counters);
+                self.progress.start(&self.label(stmt), input_bytes(&plan), counters);
                 let raw_before = rows_of(counters, &raw_input_files(&plan));
                 let schema = plan.schema();
                 let batches = collect(plan, self.ctx.task_ctx()).await;
@@ -533,7 +532,7 @@ impl<'a> Runner<'a> {
                 Err(e) if is_no_input(&e) => format!("not planned: {} (explain does not run earlier statements' writes)\n", root_cause(&e)),
                 Err(e) => return Err(StatementError::new(stmt, &e)),
             };
-            out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.first_line()));
+            out.push_str(&format!("-- statement {} (line {}): {}\n{text}\n", stmt.number, stmt.line, stmt.label()));
         }
         Ok(out)
     }

@@ -154,9 +154,32 @@ pub struct Statement {
 }
 
 impl Statement {
-    /// The first line that is not blank or a comment, for error messages.
+    /// The first line that is not blank or a comment.
     pub fn first_line(&self) -> &str {
         self.sql.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("--")).unwrap_or("")
+    }
+
+    /// How messages and progress name the statement: its kind and target (`COPY to out/x/`,
+    /// `CREATE VIEW docs`, `CREATE COMPONENTS clusters`), or a query's SQL on one line, cut at
+    /// 60 characters.
+    pub fn label(&self) -> String {
+        use datafusion::sql::parser::Statement as Df;
+        use datafusion::sql::sqlparser::ast::Statement as Sql;
+        let named = match parse_one(&self.sql) {
+            Ok(TokqStatement::Copy(c)) => Some(format!("COPY to {}", c.target)),
+            Ok(TokqStatement::Components(c)) => Some(format!("CREATE COMPONENTS {}", c.name)),
+            Ok(TokqStatement::Df(Df::CreateExternalTable(t))) => Some(format!("CREATE EXTERNAL TABLE {}", t.name)),
+            Ok(TokqStatement::Df(Df::Statement(s))) => match *s {
+                Sql::CreateView(v) => Some(format!("CREATE VIEW {}", v.name)),
+                Sql::CreateTable(t) => Some(format!("CREATE TABLE {}", t.name)),
+                _ => None,
+            },
+            _ => None,
+        };
+        named.unwrap_or_else(|| {
+            let code = self.sql.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("--")).collect::<Vec<_>>().join(" ");
+            if code.chars().count() > 60 { code.chars().take(59).chain(['…']).collect() } else { code }
+        })
     }
 }
 
@@ -382,7 +405,17 @@ mod tests {
         assert_eq!(r.statements.len(), 2);
         assert_eq!(r.statements[0].sql, "-- head; comment\nSELECT ';' AS a");
         assert_eq!(r.statements[0].first_line(), "SELECT ';' AS a");
+        assert_eq!(r.statements[0].label(), "SELECT ';' AS a");
         assert_eq!((r.statements[1].number, r.statements[1].line), (2, 4));
+    }
+
+    #[test]
+    fn statements_are_named_by_what_they_do() {
+        let sql = "COPY (\n  SELECT 1 AS a\n) TO 'out/x/' STORED AS PARQUET;\nCREATE VIEW docs AS\nSELECT 1;\n\
+                   CREATE COMPONENTS c FROM links (a, b) LOCATION 'w/';\nSELECT a,\n  -- why\n  b FROM t";
+        let r = Recipe::parse("r.sql", sql, &params(&[])).unwrap();
+        let labels: Vec<String> = r.statements.iter().map(Statement::label).collect();
+        assert_eq!(labels, ["COPY to out/x/", "CREATE VIEW docs", "CREATE COMPONENTS c", "SELECT a, b FROM t"]);
     }
 
     #[test]
