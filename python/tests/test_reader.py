@@ -74,10 +74,48 @@ def test_every_row_once_across_ranks_and_workers(packed):
     seen = []
     for rank in range(2):
         for worker in range(3):
-            ds = TokqDataset(str(packed), batch_size=5, rank=rank, world_size=2, num_workers=3, worker_id=worker)
+            ds = TokqDataset(str(packed), batch_size=5, rank=rank, world_size=2, num_workers=3, worker_id=worker, even=None)
             seen.extend(map(bytes, np.concatenate([b["input_ids"] for b in ds] or [np.empty((0, SEQ), np.uint32)])))
     want = list(map(bytes, all_rows(packed)))
     assert sorted(seen) == sorted(want) and len(seen) == len(want)
+
+
+@pytest.mark.parametrize("world_size", [2, 3, 8])
+@pytest.mark.parametrize("even", ["pad", "drop"])
+@pytest.mark.parametrize("seed", [None, 3])
+def test_every_rank_gets_the_same_rows_and_batches(packed, world_size, even, seed):
+    want = list(map(bytes, all_rows(packed)))
+    groups = [pq.ParquetFile(packed / f["path"]).metadata.num_row_groups for f in read_manifest(str(packed))["files"]]
+    assert sum(groups) >= 3 and len(want) % world_size != 0, "uneven row groups and a remainder to share"
+    rows, batches = [], []
+    for rank in range(world_size):
+        ds = TokqDataset(str(packed), batch_size=4, rank=rank, world_size=world_size, even=even, shuffle_seed=seed)
+        got = [b["input_ids"] for b in ds]
+        batches.append(len(got))
+        rows.append(list(map(bytes, np.concatenate(got))) if got else [])
+    assert len(set(map(len, rows))) == 1 and len(set(batches)) == 1, (list(map(len, rows)), batches)
+    seen = [r for rank_rows in rows for r in rank_rows]
+    if even == "pad":  # every row, and the fewest repeats that even the ranks out
+        assert set(seen) == set(want) and len(seen) - len(want) < world_size
+    else:  # no row twice, and fewer than world_size left out
+        assert len(seen) == len(set(seen)) and len(want) - len(seen) < world_size and set(seen) <= set(want)
+
+
+def test_a_tokenizer_file_is_the_same_by_any_path(shared, tmp_path):
+    gpt2 = shared / "tokenizers/gpt2/tokenizer.json"
+    relative = os.path.relpath(gpt2, REPO)
+    out = run(
+        f"""COPY (SELECT pad_tokens(tokenize(text, '{relative}'), 32, 0) AS input_ids FROM read_jsonl('queries/data/sample.jsonl'))
+            TO '{tmp_path}/out/' STORED AS PARQUET;""",
+        tmp_path,
+        "out",
+    )
+    copy = tmp_path / "copy-of-gpt2.json"
+    shutil.copyfile(gpt2, copy)
+    for same in (str(gpt2.resolve()), str(copy), relative):
+        TokqDataset(str(out), batch_size=4, expect_tokenizer=same)
+    with pytest.raises(TokqFormatError, match="refusing to mix tokenizers"):
+        TokqDataset(str(out), batch_size=4, expect_tokenizer=str(shared / "tokenizers/llama3/tokenizer.json"))
 
 
 def test_shuffle_is_seeded_per_epoch(packed):

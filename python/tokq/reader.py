@@ -2,14 +2,17 @@
 
 `TokqDataset` yields batches of fixed-length rows (packed by `pack_tokens`, or padded by
 `pad_tokens`) as numpy arrays of shape (batch, seq_len). It checks every file's footer (format
-version, tokenizer) before it reads a token, shards by rank and dataloader worker at row-group
-granularity, and reads one row group at a time, so memory stays at about one row group per worker.
+version, tokenizer) before it reads a token, gives each rank and dataloader worker an equal run of
+rows (so that every rank runs the same number of steps), and reads one row group at a time, so
+memory stays at about one row group per worker.
 With torch installed it is a `torch.utils.data.IterableDataset`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +54,7 @@ class FileInfo:
     row_groups: list[int]
     tokenizers: list[dict[str, Any]]
     packing: dict[str, Any] | None
+    group_rows: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -63,7 +67,17 @@ class Output:
     manifest: dict[str, Any] | None = None
 
 
-def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: str | None) -> FileInfo:
+def _file_sha256(spec: str) -> str | None:
+    """The sha256 of the file a tokenizer spec names, when it is a local file: the same file by
+    another path (absolute, relative, a copy) is the same tokenizer."""
+    path = spec.removeprefix("file://")
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: str | None, expect_sha256: str | None = None) -> FileInfo:
     kv = md.metadata or {}
     version = kv.get(b"tokq.format_version")
     if version is None:
@@ -74,11 +88,12 @@ def _footer(md: pq.FileMetaData, path: str, expect_tokenizer: str | None) -> Fil
             "install the tokq package that matches the writer, or re-run the recipe"
         )
     tokenizers = json.loads(kv.get(b"tokq.tokenizer", b"[]"))
-    if expect_tokenizer is not None and not any(expect_tokenizer in (t["spec"], t["sha256"]) for t in tokenizers):
+    if expect_tokenizer is not None and not any(expect_tokenizer in (t["spec"], t["sha256"]) or t["sha256"] == expect_sha256 for t in tokenizers):
         used = ", ".join(f"{t['spec']} (sha256 {t['sha256'][:12]})" for t in tokenizers) or "no tokenizer"
         raise TokqFormatError(f"{path}: tokenized with {used}, expected {expect_tokenizer}; refusing to mix tokenizers")
     packing = json.loads(kv[b"tokq.packing"]) if b"tokq.packing" in kv else None
-    return FileInfo(path, list(range(md.num_row_groups)), tokenizers, packing)
+    groups = list(range(md.num_row_groups))
+    return FileInfo(path, groups, tokenizers, packing, [md.row_group(g).num_rows for g in groups])
 
 
 def open_output(path: str, expect_tokenizer: str | None = None, allow_partial: bool = False) -> Output:
@@ -105,10 +120,11 @@ def open_output(path: str, expect_tokenizer: str | None = None, allow_partial: b
         )
     if not names:
         raise TokqFormatError(f"{path}: no Parquet files; run a recipe that writes here first")
+    digest = _file_sha256(expect_tokenizer) if expect_tokenizer is not None else None
     for name in names:
         p = posixpath.join(root, name)
         with fs.open_input_file(p) as f:
-            out.files.append(_footer(pq.ParquetFile(f).metadata, p, expect_tokenizer))
+            out.files.append(_footer(pq.ParquetFile(f).metadata, p, expect_tokenizer, digest))
     specs = {json.dumps(f.tokenizers, sort_keys=True) for f in out.files}
     if len(specs) > 1:
         raise TokqFormatError(f"{path}: files were tokenized with different tokenizers: {sorted(specs)}")
@@ -150,6 +166,13 @@ class TokqDataset(_Base):  # type: ignore[misc]  # torch's IterableDataset when 
     rank, world_size: this process's shard of a data-parallel job.
     num_workers, worker_id: the dataloader worker; taken from torch when not given.
     shuffle_seed: shuffle the order of row groups and rows within them, per epoch (`set_epoch`).
+    even: how rows are shared among the rank x worker shards. "pad" (the default, as torch's
+        DistributedSampler): every shard gets ceil(rows / shards) rows, the last ones taking
+        rows again from the start of the epoch's order; "drop": floor(rows / shards), the
+        remainder (fewer rows than shards) left out; None: whole row groups dealt in turn, every
+        row once but shards uneven. With "pad" or "drop" every rank runs the same number of
+        batches, which data-parallel training needs (a rank with a batch more waits forever in
+        its last all-reduce).
     with_doc_boundaries: also yield `cu_seqlens` built from `doc_offsets` (packed output).
     as_torch: yield int64 torch tensors instead of numpy arrays.
     allow_partial: read an output whose run has not finished (no manifest yet): only the files
@@ -171,11 +194,14 @@ class TokqDataset(_Base):  # type: ignore[misc]  # torch's IterableDataset when 
         drop_last: bool = False,
         as_torch: bool = False,
         allow_partial: bool = False,
+        even: str | None = "pad",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is outside 0..{world_size - 1}")
+        if even not in ("pad", "drop", None):
+            raise ValueError(f"even must be 'pad', 'drop' or None, got {even!r}")
         if as_torch and torch is None:
             raise ImportError("as_torch=True needs torch: pip install 'tokq[torch]'")
         self.output = open_output(path, expect_tokenizer, allow_partial)
@@ -187,6 +213,7 @@ class TokqDataset(_Base):  # type: ignore[misc]  # torch's IterableDataset when 
         self.num_workers, self.worker_id = num_workers, worker_id
         self.shuffle_seed, self.epoch = shuffle_seed, 0
         self.with_doc_boundaries, self.drop_last, self.as_torch = with_doc_boundaries, drop_last, as_torch
+        self.even = even
         names = pq.ParquetFile(self.output.files[0].path, filesystem=self.output.filesystem).schema_arrow.names
         self.columns = ["input_ids"] + [c for c in ("attention_mask",) if c in names]
         if with_doc_boundaries:
@@ -201,24 +228,54 @@ class TokqDataset(_Base):  # type: ignore[misc]  # torch's IterableDataset when 
         info = torch.utils.data.get_worker_info() if torch is not None else None
         return (info.id, info.num_workers) if info is not None else (0, 1)
 
-    def units(self) -> list[tuple[int, int]]:
-        """This shard's (file, row group) pairs, in reading order."""
+    def _epoch_units(self) -> list[tuple[int, int]]:
+        """Every (file, row group) pair, in this epoch's order."""
         units = [(f, g) for f, info in enumerate(self.output.files) for g in info.row_groups]
         if self.shuffle_seed is not None:
             order = np.random.default_rng([self.shuffle_seed, self.epoch]).permutation(len(units))
             units = [units[i] for i in order]
+        return units
+
+    def _shard(self) -> tuple[int, int]:
         worker, workers = self._worker()
-        shard, shards = self.rank * workers + worker, self.world_size * workers
-        return units[shard::shards]
+        return self.rank * workers + worker, self.world_size * workers
+
+    def units(self) -> list[tuple[int, int]]:
+        """This shard's (file, row group) pairs, in reading order (a pair may be read in part)."""
+        return list(dict.fromkeys((f, g) for f, g, _, _ in self.slices()))
+
+    def slices(self) -> list[tuple[int, int, int, int]]:
+        """This shard's rows: (file, row group, first row, end row), in reading order."""
+        units = self._epoch_units()
+        shard, shards = self._shard()
+        rows = [self.output.files[f].group_rows[g] for f, g in units]
+        if self.even is None:
+            return [(f, g, 0, rows[i]) for i, (f, g) in enumerate(units) if i % shards == shard]
+        total = sum(rows)
+        per = total // shards if self.even == "drop" else -(-total // shards)
+        if total == 0 or per == 0:
+            return []
+        # Rows [shard * per, shard * per + per) of the epoch's sequence; past its end, from its start.
+        out, begin, want = [], (shard * per) % total, per
+        starts = np.cumsum([0] + rows)
+        while want > 0:
+            i = int(np.searchsorted(starts, begin, side="right")) - 1
+            f, g = units[i]
+            first = begin - int(starts[i])
+            take = min(rows[i] - first, want)
+            out.append((f, g, first, first + take))
+            want -= take
+            begin = (begin + take) % total
+        return out
 
     def _row_groups(self) -> Iterator[dict[str, np.ndarray]]:
         rng = np.random.default_rng([self.shuffle_seed, self.epoch, self.rank]) if self.shuffle_seed is not None else None
         handles: dict[int, pq.ParquetFile] = {}
-        for f, g in self.units():
+        for f, g, first, end in self.slices():
             if f not in handles:
                 handles.clear()
                 handles[f] = pq.ParquetFile(self.output.files[f].path, filesystem=self.output.filesystem)
-            table = handles[f].read_row_group(g, columns=self.columns, use_threads=False)
+            table = handles[f].read_row_group(g, columns=self.columns, use_threads=False).slice(first, end - first)
             arrays = {c: _fixed_rows(table.column(c), c, self.seq_len) for c in self.columns if c != "doc_offsets"}
             if "doc_offsets" in self.columns:
                 arrays["doc_offsets"] = table.column("doc_offsets")

@@ -59,7 +59,10 @@ def main():
         with open(f"{tmp}/eval.jsonl", "w") as f:
             for task, query, text in items:
                 f.write(json.dumps({"task": task, "query": query, "text": text}) + "\n")
-        out = lambda name: {"output": f"{tmp}/{name}/out/", "rejects": f"{tmp}/{name}/rej/", "work": f"{tmp}/{name}/work/"}
+
+        def out(name):
+            return {"output": f"{tmp}/{name}/out/", "rejects": f"{tmp}/{name}/rej/", "work": f"{tmp}/{name}/work/"}
+
         t0 = time.perf_counter()
         sd_reference(docs, 3, True)
         dt_sd = time.perf_counter() - t0
@@ -90,7 +93,10 @@ def main():
         # then two such runs on the two halves at once. Their ratio bounds any 2-partition speed-up.
         half = max(1, a.copies // 2)
         halves = [f"{tmp}/big/part-[0-{half - 1}].jsonl", f"{tmp}/big/part-[{half}-{a.copies - 1}].jsonl"]
-        sets = lambda i: {"input": halves[i], **out(f"ceiling-{i}")}
+
+        def sets(i):
+            return {"input": halves[i], **out(f"ceiling-{i}")}
+
         alone = tokq_run(a.tokq, "sentence-dedup.sql", sets(0), 1, pin=False)
         t0 = time.perf_counter()
         procs = [subprocess.Popen([a.tokq, "run", os.path.join(ROOT, "queries/sentence-dedup.sql"), "--quiet", "--partitions", "1",
