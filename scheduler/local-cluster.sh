@@ -10,6 +10,14 @@ if [ ! -x "$TOKQ" ]; then
   echo "local-cluster.sh: no tokq binary at $TOKQ; build it (cargo test --release --no-run) or set TOKQ=/path/to/tokq" >&2
   exit 1
 fi
+# A port something already listens on would make the check below count another cluster's executors.
+in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for p in "$PORT" $(for i in $(seq 1 "$N"); do echo $((PORT + 10 * i + 1)); done); do
+  if in_use "$p"; then
+    echo "local-cluster.sh: port $p on 127.0.0.1 is in use (another cluster?); stop it, or give another port: local-cluster.sh $N $((PORT + 1000))" >&2
+    exit 1
+  fi
+done
 LOGS="${LOGS:-$(mktemp -d -t tokq-cluster-XXXX)}"
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }

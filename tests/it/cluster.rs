@@ -514,3 +514,18 @@ fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
     assert_eq!(texts(&ws, "dc-local/rejects").len(), 2);
     assert_eq!(texts(&ws, "dc-local/rejects"), texts(&ws, "dc-remote/rejects"));
 }
+
+#[test]
+fn local_cluster_script_refuses_a_port_in_use() {
+    let held = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let out = Command::new("bash")
+        .args(["scheduler/local-cluster.sh", "1", &port])
+        .env("TOKQ", env!("CARGO_BIN_EXE_tokq"))
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("port {port} on 127.0.0.1 is in use")), "{stderr}");
+}
