@@ -171,19 +171,14 @@ fn paragraph_dedup_counts_copies_and_can_strip_every_one() {
 
 #[test]
 fn rehydration_weights_each_kept_document_by_its_cluster_size() {
-    use crate::dedup::{planted as duplicates, run_dedup};
+    use crate::dedup::planted as duplicates;
     let ws = Workspace::new();
     let (docs, _) = duplicates();
-    let input = ws.file("docs.jsonl", jsonl(&docs));
-    run_dedup(ws.path(), &input, &[]);
+    ws.file("docs.jsonl", jsonl(&docs));
     ws.file("weights.csv", "min_cluster_size,weight\n1,1\n2,4\n3,0\n");
-    let sets_for = |weights: &str| -> Vec<String> {
-        let sets = [format!("input={}", ws.at("out/")), format!("weights={}", ws.at(weights)), format!("output={}", ws.at("rehydrated/"))];
-        sets.into_iter().flat_map(|s| ["--set".to_string(), s]).collect()
-    };
-    let args = sets_for("weights.csv");
-    ws.run("queries/rehydrate.sql", &args.iter().map(String::as_str).collect::<Vec<_>>());
-    let b = ws.output("rehydrated").batch;
+    let weights = format!("weights={}", ws.at("weights.csv"));
+    run_recipe(&ws, "rehydrate.sql", "rh", &[&weights], &[]);
+    let b = ws.output("rh/out").batch;
     let ids = strings(&b, "doc_id");
     let w = b.column_by_name("upsampling_weight").unwrap().as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap();
     let got: BTreeMap<String, i64> = ids.into_iter().zip(w.iter()).map(|(i, w)| (i.unwrap(), w.unwrap())).collect();
@@ -193,12 +188,15 @@ fn rehydration_weights_each_kept_document_by_its_cluster_size() {
     assert_eq!(got.values().filter(|&&w| w == 4).count(), 21, "{got:?}");
     assert_eq!(got["base-3"], 4);
     assert_eq!(got["base-30"], 1);
+    assert_eq!(ws.output("rh/rejects").batch.num_rows(), 21, "dedup's duplicates");
     // Repeating each document by its weight, as a packing recipe does.
-    let out = tokq_ok(&["sql", "-c", &format!("SELECT count(*) AS n FROM (SELECT unnest(range(upsampling_weight)) FROM read_parquet('{}'))", ws.at("rehydrated/"))]);
+    let out = tokq_ok(&["sql", "-c", &format!("SELECT count(*) AS n FROM (SELECT unnest(range(upsampling_weight)) FROM read_parquet('{}'))", ws.at("rh/out/"))]);
     assert!(out.contains(&format!("| {} ", 21 * 4 + 20)), "{out}");
     // A table without size 1 is refused in one line.
     ws.file("bad.csv", "min_cluster_size,weight\n2,4\n");
-    let args = sets_for("bad.csv");
-    let e = ws.fails("queries/rehydrate.sql", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (i, o, r, wk, bad) = (ws.at("docs.jsonl"), ws.at("bad/out/"), ws.at("bad/rejects/"), ws.at("bad/work/"), ws.at("bad.csv"));
+    let sets = [format!("input={i}"), format!("output={o}"), format!("rejects={r}"), format!("work={wk}"), format!("weights={bad}")];
+    let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", s.as_str()]).collect();
+    let e = ws.fails("queries/rehydrate.sql", &args);
     assert!(e.contains("must start at min_cluster_size 1"), "{e}");
 }
