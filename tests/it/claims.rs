@@ -114,25 +114,3 @@ fn an_upload_cut_short_by_a_killed_writer_is_cleaned_up_by_the_rerun() {
     assert!(cut.iter().all(|f| !f.exists()), "the staging files are left");
     assert_same_files(&job.snapshot(), &clean, "the rerun differs");
 }
-
-#[test]
-fn another_recipes_output_is_refused_and_the_same_recipe_reruns_over_its_own() {
-    let ws = Workspace::new();
-    for target in ["pt/", "one.parquet"] {
-        let out = ws.at(target);
-        let first = ws.recipe("first.sql", &format!("COPY (SELECT 1 AS x, 'a' AS y) TO '{out}' STORED AS PARQUET"));
-        ws.run(&first, &[]);
-        // The same recipe, changed (other parameters or an edit), replaces its own output.
-        ws.recipe("first.sql", &format!("COPY (SELECT 2 AS x, 'b' AS y) TO '{out}' STORED AS PARQUET"));
-        ws.run(&first, &[]);
-        // SQL given inline, or another recipe file: refused in one line naming what is there.
-        let inline = format!("COPY (SELECT 3 AS x) TO '{out}' STORED AS PARQUET");
-        let e = tokq_err(&["sql", "-c", &inline]);
-        assert!(e.contains("holds another recipe's output (1 rows") && e.contains("first.sql") && e.contains("'overwrite' 'true'"), "{e}");
-        let other = ws.recipe("other.sql", &inline);
-        assert!(ws.fails(&other, &[]).contains("holds another recipe's output"));
-        let rows = if target.ends_with('/') { ws.output(target).batch } else { read_output_file(&ws.path().join(target)) };
-        assert_eq!(strings(&rows, "y"), [Some("b".to_string())], "nothing replaced");
-        tokq_ok(&["sql", "-c", &format!("{inline} OPTIONS ('overwrite' 'true')")]);
-    }
-}

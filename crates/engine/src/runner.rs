@@ -267,7 +267,7 @@ impl<'a> Runner<'a> {
         let facts = if with_facts { sink::plan_facts(df.logical_plan())? } else { PlanFacts::default() };
         let input = df.into_unoptimized_plan();
         let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
-        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.id(), &run_key).await?;
+        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.sha256(), &run_key).await?;
         Ok((input, plan, planned))
     }
 
@@ -440,7 +440,7 @@ impl<'a> Runner<'a> {
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
                 self.progress.start(&self.label(stmt), None, counters);
-                let stats = components::run(self.ctx, &c, &self.recipe.id()).await;
+                let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
                 self.progress.finish();
                 components.push(stats?);
             }

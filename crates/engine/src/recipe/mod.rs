@@ -253,23 +253,6 @@ impl Recipe {
     pub fn sha256(&self) -> String {
         hex::encode(Sha256::digest(self.text.as_bytes()))
     }
-
-    /// Which recipe this is, for the manifests it writes.
-    pub fn id(&self) -> RecipeId {
-        let sha256 = self.sha256();
-        let name = std::fs::canonicalize(&self.path).map_or_else(|_| format!("sha256:{sha256}"), |p| p.display().to_string());
-        RecipeId { sha256, name }
-    }
-}
-
-/// The recipe a COPY belongs to, as its output's manifest records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecipeId {
-    /// sha256 of the text after substitution: the same recipe with other parameters differs.
-    pub sha256: String,
-    /// The recipe file's real path, or `sha256:` and its text's hash for SQL given inline: a
-    /// target holds one recipe's output, whatever its parameters (see `sink::claim`).
-    pub name: String,
 }
 
 /// The recipe's PARAMETERS, if its first statement declares them; they may not use parameters.

@@ -70,10 +70,9 @@ impl Drop for Claim {
 
 impl Claim {
     /// Locks `dir` (the COPY target `location`), then checks that every file in it is tokq's
-    /// (`recorded`: the part files a journal names) and that a finished output in it is this
-    /// recipe's (`recipe`: `RecipeId::name`); with `overwrite`, files that are not tokq's are
-    /// deleted instead, and another recipe's output is replaced.
-    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, recipe: &str, overwrite: bool) -> Result<Self> {
+    /// (`recorded`: the part files a journal names); with `overwrite`, files that are not are
+    /// deleted instead.
+    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
         let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false };
         let deletion = abandoned_locks().get_mut(&claim.key()).and_then(Option::take);
@@ -95,11 +94,7 @@ impl Claim {
                 )));
             }
         }
-        let checked = match foreign_files(store, dir, location, recorded, overwrite).await {
-            Ok(()) if !overwrite => another_recipes_output(store, dir, location, recipe).await,
-            other => other,
-        };
-        if let Err(e) = checked {
+        if let Err(e) = foreign_files(store, dir, location, recorded, overwrite).await {
             claim.release().await?;
             return Err(e);
         }
@@ -213,27 +208,6 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
     Ok(())
 }
 
-/// Refuses a target whose manifest another recipe wrote, as DuckDB and Spark refuse to replace
-/// files unless told to: `tokq sql -c "COPY ... TO 'out/pt/'"` must not replace what
-/// `pretrain.sql` wrote there. The same recipe, whatever its parameters, replaces or resumes
-/// its own output (scratch folders are rewritten on every run). Outputs of tokq versions that
-/// did not record the recipe are not refused.
-async fn another_recipes_output(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recipe: &str) -> Result<()> {
-    let Ok(got) = store.get(&dir.clone().join(MANIFEST_NAME)).await else { return Ok(()) };
-    let when = got.meta.last_modified.format("%Y-%m-%d %H:%M UTC");
-    let Ok(m) = got.bytes().await.map_err(df).and_then(Manifest::decode) else { return Ok(()) };
-    if m.recipe.is_empty() || m.recipe == recipe {
-        return Ok(());
-    }
-    let by = m.recipe.strip_prefix("sha256:").map_or_else(|| m.recipe.clone(), |h| format!("SQL given inline (sha256 {})", &h[..h.len().min(12)]));
-    Err(DataFusionError::Plan(format!(
-        "COPY target '{location}' holds another recipe's output ({} rows in {} files, written {when} by {by}): \
-         write to another folder, or replace it with OPTIONS ('overwrite' 'true')",
-        m.rows,
-        m.files.len(),
-    )))
-}
-
 /// The part files the target's manifest lists, if it has one.
 async fn manifest_files(store: &Arc<dyn ObjectStore>, dir: &Path) -> Vec<String> {
     let Ok(got) = store.get(&dir.clone().join(MANIFEST_NAME)).await else { return Vec::new() };
@@ -259,7 +233,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let (target, none) = (Path::from("out"), BTreeSet::new());
-        let take = || Claim::take(&store, &target, "out", &none, "recipe", false);
+        let take = || Claim::take(&store, &target, "out", &none, false);
         let held = take().await.unwrap();
         let err = take().await.err().unwrap().to_string();
         assert!(err.contains("being written by another tokq run"), "{err}");

@@ -21,7 +21,6 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use sha2::{Digest, Sha256};
 
 use crate::pack::table::PackTable;
-use crate::recipe::RecipeId;
 use tokq_core::pack::PackOptions;
 use crate::sink::exec::kept_schema;
 use crate::sink::part::{writer_properties, Part, Target};
@@ -216,7 +215,7 @@ pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
 pub struct PlannedCopy {
     pub target: ParquetTarget,
     pub facts: PlanFacts,
-    pub recipe: RecipeId,
+    pub recipe_sha256: String,
     opts: SinkOptions,
     input_schema: SchemaRef,
 }
@@ -247,10 +246,9 @@ pub async fn plan(
     input: LogicalPlan,
     target: ParquetTarget,
     facts: PlanFacts,
-    recipe: &RecipeId,
+    recipe_sha256: &str,
     run_key: &str,
 ) -> Result<(Arc<dyn ExecutionPlan>, PlannedCopy)> {
-    let recipe_sha256 = &recipe.sha256;
     let mut metadata = vec![
         (FORMAT_KEY.to_string(), FORMAT_VERSION.to_string()),
         ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(df)?),
@@ -273,7 +271,7 @@ pub async fn plan(
     let input_schema = Arc::new(input.schema().as_arrow().clone());
     let table = SinkTable::try_new(input, opts.clone())?;
     let plan = ctx.read_table(Arc::new(table))?.create_physical_plan().await?;
-    Ok((plan, PlannedCopy { target, facts, recipe: recipe.clone(), opts, input_schema }))
+    Ok((plan, PlannedCopy { target, facts, recipe_sha256: recipe_sha256.to_string(), opts, input_schema }))
 }
 
 pub struct Written {
@@ -290,10 +288,9 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let (store, dir) = store_and_dir(&runtime, &copy.target.location)?;
     let rejects = copy.target.rejects.as_ref().map(|r| store_and_dir(&runtime, &r.location)).transpose()?;
     let (recorded, recorded_rejects) = journal::recorded(&store, &dir).await?;
-    let recipe = &copy.recipe.name;
-    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, &recorded, recipe, copy.target.overwrite).await?];
+    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, &recorded, copy.target.overwrite).await?];
     if let (Some((s, d)), Some(r)) = (&rejects, &copy.target.rejects) {
-        match Claim::take(s, d, &r.location, &recorded_rejects, recipe, copy.target.overwrite).await {
+        match Claim::take(s, d, &r.location, &recorded_rejects, copy.target.overwrite).await {
             Ok(c) => claims.push(c),
             Err(e) => return Err(release(claims, e).await),
         }
@@ -301,7 +298,7 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let singles = [(&copy.target.file, Some((&store, &dir))), (&copy.target.rejects_file, rejects.as_ref().map(|(s, d)| (s, d)))];
     for (file, staging) in &singles {
         if let (Some(file), Some((s, _))) = (file, staging) {
-            if let Err(e) = single::check_target(s, &object_path(file).df()?, file, recipe, copy.target.overwrite).await {
+            if let Err(e) = single::check_target(s, &object_path(file).df()?, file, copy.target.overwrite).await {
                 return Err(release(claims, e).await);
             }
         }
@@ -400,8 +397,7 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         tokq_version: env!("CARGO_PKG_VERSION").to_string(),
-        recipe_sha256: copy.recipe.sha256.clone(),
-        recipe: copy.recipe.name.clone(),
+        recipe_sha256: copy.recipe_sha256.clone(),
         tokenizers: copy.facts.tokenizers.clone(),
         compression: copy.target.compression.clone(),
         layout,

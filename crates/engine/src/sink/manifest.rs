@@ -48,9 +48,6 @@ pub struct Manifest {
     pub tokq_version: String,
     /// sha256 of the recipe text after parameter substitution.
     pub recipe_sha256: String,
-    /// The recipe that wrote it (`RecipeId::name`); empty in outputs of earlier versions.
-    #[serde(default)]
-    pub recipe: String,
     /// The tokenizers of the rows' token ids.
     pub tokenizers: Vec<TokenizerRecord>,
     /// The Parquet compression codec.

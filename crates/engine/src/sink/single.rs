@@ -36,33 +36,20 @@ pub fn staging(file: &str) -> String {
     format!("{parent}.{name}.tokq/")
 }
 
-/// Refuses to replace a file at `file` that tokq did not write (no manifest in its footer), or
-/// that another recipe wrote (`recipe`: `RecipeId::name`; see `claim`), unless `overwrite`.
-pub async fn check_target(store: &Arc<dyn ObjectStore>, file: &Path, location: &str, recipe: &str, overwrite: bool) -> Result<()> {
+/// Refuses to replace a file at `file` that tokq did not write (no manifest in its footer),
+/// unless `overwrite`.
+pub async fn check_target(store: &Arc<dyn ObjectStore>, file: &Path, location: &str, overwrite: bool) -> Result<()> {
     let meta = match store.head(file).await {
         Ok(m) => m,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
         Err(e) => return Err(df(e)),
     };
-    if overwrite {
+    if overwrite || footer(store, file, meta.size).await.is_ok_and(|m| manifest_in(&m).is_some()) {
         return Ok(());
     }
-    let footer = footer(store, file, meta.size).await.ok();
-    let Some(json) = footer.as_deref().and_then(manifest_in) else {
-        return Err(DataFusionError::Plan(format!(
-            "COPY target '{location}' exists and tokq did not write it: remove it, or replace it with OPTIONS ('overwrite' 'true')"
-        )));
-    };
-    match serde_json::from_str::<Manifest>(json) {
-        Ok(m) if !m.recipe.is_empty() && m.recipe != recipe => Err(DataFusionError::Plan(format!(
-            "COPY target '{location}' holds another recipe's output ({} rows, written {} by {}): write to another file, \
-             or replace it with OPTIONS ('overwrite' 'true')",
-            m.rows,
-            meta.last_modified.format("%Y-%m-%d %H:%M UTC"),
-            m.recipe
-        ))),
-        _ => Ok(()),
-    }
+    Err(DataFusionError::Plan(format!(
+        "COPY target '{location}' exists and tokq did not write it: remove it, or replace it with OPTIONS ('overwrite' 'true')"
+    )))
 }
 
 async fn footer(store: &Arc<dyn ObjectStore>, file: &Path, size: u64) -> Result<Arc<ParquetMetaData>> {
