@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ListBuilder, StringBuilder, StructBuilder, UInt64Builder};
+use datafusion::arrow::array::{StringBuilder, StructBuilder, UInt64Builder};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, UInt64Type};
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF};
@@ -15,7 +15,7 @@ use tokq_core::dedup::minhash::shingles;
 use tokq_core::TokqError;
 
 use crate::args::{for_each_str, for_each_str_and_list, Consts};
-use crate::kit::{arities, doc, str_fn, Body, Udf};
+use crate::kit::{arities, doc, str_fn, Body, Udf, Value};
 
 /// The `n_grams` argument at `at`, checked.
 fn decont(function: &'static str, c: &Consts, at: usize, find_query: bool, find_overlap: bool) -> Result<Decont, TokqError> {
@@ -34,7 +34,7 @@ impl Body for EvalHashes {
     }
 
     fn return_type(&self) -> DataType {
-        DataType::List(Arc::new(Field::new_list_field(DataType::UInt64, true)))
+        <Vec<u64> as Value>::data_type().unwrap_or(DataType::Null)
     }
 
     fn invoke(&self, decont: Decont, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -45,20 +45,15 @@ impl Body for EvalHashes {
             query_of_row.push(q);
             Ok(())
         })?;
-        let mut out = ListBuilder::new(UInt64Builder::new());
-        let mut row = 0;
+        // The column is built as every List<UInt64> function's is (the kit's `Vec<u64>` value).
+        let mut out = <Vec<u64> as Value>::builder(texts.len(), &self.return_type())?;
+        let mut queries = query_of_row.into_iter();
         for_each_str("eval_ngram_hashes", &texts, |t| {
-            match t {
-                Some(t) => {
-                    out.values().append_slice(&decont.eval_hashes(t, query_of_row[row]));
-                    out.append(true);
-                }
-                None => out.append_null(),
-            }
-            row += 1;
+            let query = queries.next().flatten();
+            Value::append(&mut out, t.map(|t| decont.eval_hashes(t, query)), "");
             Ok(())
         })?;
-        Ok(ColumnarValue::Array(Arc::new(out.finish())))
+        Ok(ColumnarValue::Array(<Vec<u64> as Value>::finish(out)?))
     }
 }
 
