@@ -369,6 +369,7 @@ async fn write_claimed(
             files.push(serde_json::from_str::<WrittenFile>(column.value(i)).map_err(df)?);
         }
     }
+    let files = last_stage_attempt(files);
     let layout = files.first().map_or(Layout::Source, |f| f.layout);
     let (kept_schema, _) = kept_schema(&copy.input_schema, &copy.opts)?;
     let props = writer_properties(&copy.opts)?;
@@ -383,6 +384,20 @@ async fn write_claimed(
     };
     let manifest = commit(store, dir, copy.target.location.clone(), kept_schema, records(false)).await?;
     Ok(Written { manifest, rejects, files })
+}
+
+/// The files of the sink stage's last attempt. When an executor loss rolls the final stage back,
+/// Ballista (55) reruns every task of the stage as a new stage attempt but keeps the outputs its
+/// finished tasks had reported, so the job's results list those partitions twice, with the same
+/// rows in files of other names. The last attempt ran every partition; `remove_stale` deletes
+/// the earlier attempts' files.
+fn last_stage_attempt(files: Vec<WrittenFile>) -> Vec<WrittenFile> {
+    let last = files.iter().map(|f| f.stage_attempt).max().unwrap_or(0);
+    let earlier = files.iter().filter(|f| f.stage_attempt < last).count();
+    if earlier > 0 {
+        log::warn!("left out {earlier} file(s) of an earlier attempt at the output stage, which the cluster ran again");
+    }
+    files.into_iter().filter(|f| f.stage_attempt == last).collect()
 }
 
 /// Removes stale and unfinished files, writes the manifest, then drops the journal.
@@ -475,6 +490,25 @@ mod tests {
         assert_eq!(ids_codec(&[("ids_compression", "zstd(9)"), ("compression", "lz4_raw")]), ("lz4_raw".into(), "zstd(9)".into()));
         let bad = vec![("ids_compression".to_string(), "zstd(99)".to_string())];
         assert!(ParquetTarget::new("/tmp/tokq-codec-test/", &bad).is_err());
+    }
+
+    #[test]
+    fn a_stage_reported_by_two_attempts_keeps_the_last_attempts_files() {
+        let file = |stage_attempt: u32, path: &str, rejects: bool| WrittenFile {
+            rejects,
+            record: FileRecord { path: path.into(), rows: 1, tokens: 0, padding_tokens: 0, bytes: 1, sha256: String::new(), source: None, reasons: BTreeMap::new() },
+            layout: Layout::Partition,
+            source_rows: None,
+            writer: String::new(),
+            resumed: false,
+            stage_attempt,
+        };
+        // One partition finished in attempt 0, then the stage ran again with both partitions.
+        let files = vec![file(0, "part-a.parquet", false), file(0, "part-ra.parquet", true), file(1, "part-b.parquet", false), file(1, "part-c.parquet", false), file(1, "part-rc.parquet", true)];
+        let kept: Vec<(String, bool)> = last_stage_attempt(files).into_iter().map(|f| (f.record.path, f.rejects)).collect();
+        assert_eq!(kept, [("part-b.parquet".into(), false), ("part-c.parquet".into(), false), ("part-rc.parquet".into(), true)]);
+        assert_eq!(super::super::exec::stage_attempt("TID 038GZ9X85C000/7.1/12.0"), 1);
+        assert_eq!(super::super::exec::stage_attempt("local"), 0);
     }
 }
 

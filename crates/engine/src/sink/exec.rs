@@ -125,12 +125,21 @@ impl ExecutionPlan for SinkExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let (input, opts) = (Arc::clone(&self.input), self.opts.clone());
         let written = async move {
-            let files = write_partition(input, partition, context, &opts).await?;
+            let stage_attempt = context.task_id().as_deref().map_or(0, stage_attempt);
+            let mut files = write_partition(input, partition, context, &opts).await?;
+            files.iter_mut().for_each(|f| f.stage_attempt = stage_attempt);
             let json = files.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(df)?;
             Ok(RecordBatch::try_new(written_schema(), vec![Arc::new(StringArray::from(json))])?)
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(written_schema(), futures::stream::once(written))))
     }
+}
+
+/// The stage attempt of a Ballista task id, `TID JOB/STAGE.ATTEMPT/TASK.TASK_ATTEMPT` (0 for
+/// any other id: a local run has one attempt).
+pub(crate) fn stage_attempt(task_id: &str) -> u32 {
+    let stage = task_id.split('/').nth(1).unwrap_or_default();
+    stage.split_once('.').and_then(|(_, attempt)| attempt.parse().ok()).unwrap_or(0)
 }
 
 /// This process, `host pid N`, as every file it writes reports it.
@@ -177,6 +186,7 @@ fn written(records: (Option<FileRecord>, Option<FileRecord>), layout: Layout, so
         source_rows: source.map(|s| s.1),
         writer: WRITER.clone(),
         resumed,
+        stage_attempt: 0,
     };
     kept.map(|r| one(r, false)).into_iter().chain(rejected.map(|r| one(r, true))).collect()
 }

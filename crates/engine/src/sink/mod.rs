@@ -128,6 +128,9 @@ pub struct WrittenFile {
     pub writer: String,
     /// Committed by an earlier, interrupted run of the same statement, and not rewritten.
     pub resumed: bool,
+    /// Which run of its stage wrote it on a cluster (Ballista's stage attempt; 0 locally).
+    #[serde(default)]
+    pub stage_attempt: u32,
 }
 
 /// The object store and directory of an output location.
