@@ -47,6 +47,11 @@ pub enum TokqError {
     /// A fastText model that does not load.
     #[error("fastText model {uri}: {cause}")]
     Model { uri: String, cause: String },
+
+    /// A Hugging Face model folder that does not load or cannot run a text; `file` is the file
+    /// at fault inside it (empty: the folder itself).
+    #[error("model {dir}{}{file}: {cause}", if file.is_empty() { "" } else { "/" })]
+    NeuralModel { dir: String, file: String, cause: String },
 }
 
 /// A result whose error is a [`TokqError`].

@@ -6,6 +6,7 @@
 //! - [`quality`]: datatrove's Gopher, C4 and FineWeb filters with its reason strings, and chains.
 //! - [`dedup`]: exact hashes, datatrove-exact MinHash signatures, LSH bands, shingle Jaccard.
 //! - [`fasttext`]: fastText classifiers (language ID, quality), identical to fastText.
+//! - [`neural`]: Hugging Face encoder classifiers (BERT, RoBERTa), as transformers computes them.
 //! - [`tokenize`]: tokenizer specs, tokq's byte-level BPE encoder and the reference encoders.
 //! - [`pack`]: padding-free sequence packing; [`shuffle`]: the global shuffle key.
 //! - [`web`]: URL parts and datatrove's URL filter, WARC records, HTML main text.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod fasttext;
 pub mod guard;
 pub mod load;
+pub mod neural;
 pub mod pack;
 pub mod quality;
 pub mod shuffle;

@@ -5,7 +5,7 @@
 //! One module per stage: [`text`], [`quality`], [`dedup`], [`spans`] (dedup below the document),
 //! [`decont`] (n-gram decontamination), [`check`] (`assert_true`),
 //! [`tokenize`], [`pad`], [`shuffle`],
-//! [`classify`] (language ID, fastText), [`web`] (URLs) and [`html`] (main text). Each function is
+//! [`classify`] (language ID, fastText), [`models`] (Hugging Face encoder classifiers), [`web`] (URLs) and [`html`] (main text). Each function is
 //! built from the [`kit`]; its constant arguments are read by [`args`] at planning time; the
 //! `tokq.*` session options are in [`options`].
 //!
@@ -29,6 +29,7 @@ pub mod decont;
 pub mod dedup;
 pub mod html;
 pub mod kit;
+pub mod models;
 pub mod options;
 pub mod pad;
 pub mod quality;
@@ -52,6 +53,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(pad::functions());
     udfs.extend(text::functions());
     udfs.extend(classify::functions());
+    udfs.extend(models::functions());
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
     udfs.extend(spans::functions());

@@ -47,6 +47,8 @@ pub struct Tokenizer {
     /// Chunking bounds the reference encoders' cost on long texts; tokq's own encoder is linear
     /// and needs none (`None`).
     chunk_style: Option<ChunkStyle>,
+    /// Where a text may be cut when only its first ids are wanted ([`Tokenizer::encode_head`]).
+    cut_style: ChunkStyle,
     /// Why the spec is not on tokq's own encoder, when it is not.
     pub fallback_reason: Option<String>,
 }
@@ -93,6 +95,8 @@ impl Tokenizer {
             let t = fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default());
             Ok(Box::new(t.with_named_tokens(named)))
         };
+        // Every tiktoken family keeps the space at a cut; a tokenizer.json may prepend '▁'.
+        let mut cut_style = ChunkStyle::KeepSpace;
         let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
             TokenizerSpec::BuiltinTiktoken(which) if reference => {
                 let (t, sha) = tiktoken::Tiktoken::builtin(which).map_err(err)?;
@@ -114,6 +118,7 @@ impl Tokenizer {
             }
             TokenizerSpec::HuggingFace { uri } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
+                cut_style = hf::chunk_style_of(&bytes);
                 let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
                 match own {
                     Ok(t) => (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None),
@@ -125,7 +130,7 @@ impl Tokenizer {
                 }
             }
         };
-        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, fallback_reason })
+        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, cut_style, fallback_reason })
     }
 
     /// What the piece caches hold, for tokq's own encoder.
@@ -152,6 +157,21 @@ impl Tokenizer {
             }
         }
         out.extend(opts.eos);
+        Ok(())
+    }
+
+    /// The first `limit` ids of `text` (no bos or eos), appended to `out`: a long text is encoded
+    /// a chunk at a time until the ids are there, so a model's truncated input costs what it
+    /// keeps, not the length of the document. The ids are those of the whole text's encoding.
+    pub fn encode_head(&self, text: &str, limit: usize, out: &mut Vec<u32>) -> Result<()> {
+        let start = out.len();
+        for piece in chunks(text, DEFAULT_CHUNK_BYTES, self.cut_style) {
+            if out.len() - start >= limit {
+                break;
+            }
+            self.encoder.encode_into(piece, out).map_err(|cause| TokqError::Tokenizer { spec: self.spec.clone(), cause })?;
+        }
+        out.truncate(start + limit);
         Ok(())
     }
 

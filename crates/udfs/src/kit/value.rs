@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, StructBuilder, UInt32Builder, UInt64Builder,
+    ArrayRef, BooleanBuilder, FixedSizeBinaryBuilder, Float32Builder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructArray, StructBuilder, UInt32Builder, UInt64Builder,
 };
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
@@ -197,28 +197,37 @@ impl Value for [u8; 16] {
     }
 }
 
-/// A list of 64-bit values, such as a MinHash signature (`List<UInt64>`).
-impl Value for Vec<u64> {
-    type Builder = ListBuilder<UInt64Builder>;
-    fn data_type() -> Option<DataType> {
-        Some(DataType::List(Arc::new(Field::new_list_field(DataType::UInt64, true))))
-    }
-    fn builder(rows: usize, _: &DataType) -> Result<Self::Builder> {
-        Ok(ListBuilder::with_capacity(UInt64Builder::new(), rows))
-    }
-    fn append(b: &mut Self::Builder, v: Option<Self>, _: &str) {
-        match v {
-            Some(v) => {
-                b.values().append_slice(&v);
-                b.append(true);
+/// `Value` for a list of numbers built as `List<$dt>`.
+macro_rules! number_list {
+    ($t:ty, $builder:ty, $dt:expr) => {
+        impl Value for Vec<$t> {
+            type Builder = ListBuilder<$builder>;
+            fn data_type() -> Option<DataType> {
+                Some(DataType::List(Arc::new(Field::new_list_field($dt, true))))
             }
-            None => b.append_null(),
+            fn builder(rows: usize, _: &DataType) -> Result<Self::Builder> {
+                Ok(ListBuilder::with_capacity(<$builder>::new(), rows))
+            }
+            fn append(b: &mut Self::Builder, v: Option<Self>, _: &str) {
+                match v {
+                    Some(v) => {
+                        b.values().append_slice(&v);
+                        b.append(true);
+                    }
+                    None => b.append_null(),
+                }
+            }
+            fn finish(mut b: Self::Builder) -> Result<ArrayRef> {
+                Ok(Arc::new(b.finish()))
+            }
         }
-    }
-    fn finish(mut b: Self::Builder) -> Result<ArrayRef> {
-        Ok(Arc::new(b.finish()))
-    }
+    };
 }
+
+// A MinHash signature or n-gram hashes.
+number_list!(u64, UInt64Builder, DataType::UInt64);
+// A model's logits or embedding.
+number_list!(f32, Float32Builder, DataType::Float32);
 
 /// Labels with scores, best first (`List<Struct<label: Utf8, score: Float64>>`), such as a
 /// classifier's top-k predictions.

@@ -1,0 +1,170 @@
+//! The fp32 kernels of an encoder, on row-major matrices: dense layers over one matrix
+//! multiplication routine, layer norm, activations and a row softmax. Each runs on the calling
+//! thread: a partition is one compute thread, so `--partitions` sets how many cores work.
+
+use super::weights::Weights;
+
+/// `c = alpha * a·b + beta * c` for row-major strided views: `a` is `m x k` (row stride `rsa`,
+/// column stride `csa`), `b` is `k x n`, `c` is `m x n` with row stride `rsc`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], (rsa, csa): (usize, usize), b: &[f32], (rsb, csb): (usize, usize), beta: f32, c: &mut [f32], rsc: usize) {
+    // The views must lie inside their slices; matrixmultiply reads through raw pointers.
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows.max(1) - 1) * rs + (cols.max(1) - 1) * cs;
+    assert!(m == 0 || n == 0 || k == 0 || (last(m, k, rsa, csa) < a.len() && last(k, n, rsb, csb) < b.len() && last(m, n, rsc, 1) < c.len()));
+    // SAFETY: every element the views address is inside its slice (checked above), and `c` is
+    // borrowed mutably, so it overlaps neither `a` nor `b`.
+    unsafe {
+        matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa as isize, csa as isize, b.as_ptr(), rsb as isize, csb as isize, beta, c.as_mut_ptr(), rsc as isize, 1);
+    }
+}
+
+/// A dense layer `y = x·Wᵀ + b`, with `W` stored as PyTorch's `Linear` stores it (`out x in`).
+pub(crate) struct Linear {
+    w: Vec<f32>,
+    b: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+impl Linear {
+    /// `{name}.weight` (`outputs x inputs`) and `{name}.bias` from a file.
+    pub(crate) fn load(w: &Weights, name: &str, inputs: usize, outputs: usize) -> Result<Self, String> {
+        Ok(Self { w: w.take(&format!("{name}.weight"), &[outputs, inputs])?, b: w.take(&format!("{name}.bias"), &[outputs])?, inputs, outputs })
+    }
+
+    /// Several layers over the same input as one (query, key and value): their outputs side by side.
+    pub(crate) fn stack(parts: Vec<Linear>) -> Self {
+        let inputs = parts.first().map_or(0, |p| p.inputs);
+        let outputs = parts.iter().map(|p| p.outputs).sum();
+        let (w, b) = parts.into_iter().fold((vec![], vec![]), |(mut w, mut b), p| {
+            w.extend(p.w);
+            b.extend(p.b);
+            (w, b)
+        });
+        Self { w, b, inputs, outputs }
+    }
+
+    /// The layer's output width.
+    pub(crate) fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// `rows` inputs of `x` (row-major, `rows x inputs`) through the layer, into `y`.
+    pub(crate) fn apply(&self, x: &[f32], rows: usize, y: &mut Vec<f32>) {
+        y.clear();
+        for _ in 0..rows {
+            y.extend_from_slice(&self.b);
+        }
+        // Wᵀ is W read with its strides swapped.
+        gemm(rows, self.inputs, self.outputs, 1.0, x, (self.inputs, 1), &self.w, (1, self.inputs), 1.0, y, self.outputs);
+    }
+}
+
+/// PyTorch's `LayerNorm` over each row of `x`: biased variance, `eps` inside the root.
+pub(crate) struct LayerNorm {
+    w: Vec<f32>,
+    b: Vec<f32>,
+    eps: f32,
+}
+
+impl LayerNorm {
+    /// `{name}.weight` and `{name}.bias` of width `dim`.
+    pub(crate) fn load(w: &Weights, name: &str, dim: usize, eps: f32) -> Result<Self, String> {
+        Ok(Self { w: w.take(&format!("{name}.weight"), &[dim])?, b: w.take(&format!("{name}.bias"), &[dim])?, eps })
+    }
+
+    /// Normalizes every row of `x` in place.
+    pub(crate) fn apply(&self, x: &mut [f32]) {
+        let dim = self.w.len() as f64;
+        for row in x.chunks_exact_mut(self.w.len()) {
+            // Sums in f64: PyTorch's CPU kernel accumulates in higher precision than its input.
+            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / dim;
+            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / dim;
+            let inv = 1.0 / (var + self.eps as f64).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&self.w).zip(&self.b) {
+                *v = ((*v as f64 - mean) * inv) as f32 * w + b;
+            }
+        }
+    }
+}
+
+/// An encoder's feed-forward activation, by its name in `config.json` (`hidden_act`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Activation {
+    /// `gelu`: `x Φ(x)` with the exact normal CDF.
+    Gelu,
+    /// `gelu_new`, `gelu_pytorch_tanh`: the tanh approximation.
+    GeluTanh,
+    /// `relu`.
+    Relu,
+}
+
+impl Activation {
+    /// The activation `config.json` names.
+    pub(crate) fn named(name: &str) -> Result<Self, String> {
+        match name {
+            "gelu" => Ok(Self::Gelu),
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Ok(Self::GeluTanh),
+            "relu" => Ok(Self::Relu),
+            other => Err(format!("hidden_act '{other}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)")),
+        }
+    }
+
+    /// Applies the activation in place.
+    pub(crate) fn apply(self, x: &mut [f32]) {
+        match self {
+            Self::Gelu => x.iter_mut().for_each(|v| *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2))),
+            Self::GeluTanh => {
+                const C: f32 = 0.797_884_6; // sqrt(2 / pi)
+                x.iter_mut().for_each(|v| *v = 0.5 * *v * (1.0 + (C * (*v + 0.044715 * *v * *v * *v)).tanh()))
+            }
+            Self::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
+        }
+    }
+}
+
+/// Softmax of each row of `x` (rows of `cols`), in place, shifted by the row's maximum.
+pub(crate) fn softmax_rows(x: &mut [f32], cols: usize) {
+    for row in x.chunks_exact_mut(cols) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0f32;
+        for v in row.iter_mut() {
+            *v = (*v - max).exp();
+            sum += *v;
+        }
+        let inv = 1.0 / sum;
+        row.iter_mut().for_each(|v| *v *= inv);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_reads_transposed_views() {
+        // a = [[1, 2], [3, 4]], b = aᵀ read through swapped strides: a·aᵀ.
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let mut c = [0.0; 4];
+        gemm(2, 2, 2, 1.0, &a, (2, 1), &a, (1, 2), 0.0, &mut c, 2);
+        assert_eq!(c, [5.0, 11.0, 11.0, 25.0]);
+    }
+
+    #[test]
+    fn layer_norm_and_softmax_match_their_definitions() {
+        let ln = LayerNorm { w: vec![2.0, 2.0], b: vec![1.0, 1.0], eps: 0.0 };
+        let mut x = [1.0, 3.0];
+        ln.apply(&mut x);
+        assert_eq!(x, [-1.0, 3.0]);
+        let mut s = [0.0, 0.0, 1000.0, 1000.0];
+        softmax_rows(&mut s, 2);
+        assert_eq!(s, [0.5, 0.5, 0.5, 0.5]);
+    }
+
+    #[test]
+    fn gelu_is_exact_at_known_points() {
+        let mut x = [0.0, 1.0, -1.0];
+        Activation::Gelu.apply(&mut x);
+        assert!((x[1] - 0.841_344_7).abs() < 1e-6 && (x[2] + 0.158_655_3).abs() < 1e-6 && x[0] == 0.0, "{x:?}");
+    }
+}
