@@ -516,6 +516,19 @@ fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
 }
 
 #[test]
+fn fineweb_edu_with_a_neural_classifier_on_a_cluster_gives_the_local_rows() {
+    use crate::models::{fineweb_edu, scored, tiny_bert};
+    let cluster = start(2);
+    let url = format!("df://127.0.0.1:{}", cluster.port);
+    let ws = Workspace::new();
+    tiny_bert(&ws.path().join("edu"));
+    fineweb_edu(&ws, "local", &["--partitions", "2"]);
+    fineweb_edu(&ws, "remote", &["--partitions", "2", "--cluster", &url]);
+    assert_eq!(scored(&ws, "local/out"), scored(&ws, "remote/out"));
+    assert_eq!(ws.output("local/rejects").batch.num_rows(), ws.output("remote/rejects").batch.num_rows());
+}
+
+#[test]
 fn local_cluster_script_refuses_a_port_in_use() {
     let held = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = held.local_addr().unwrap().port().to_string();

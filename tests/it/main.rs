@@ -11,6 +11,7 @@ mod filters;
 mod large_documents;
 mod lineage;
 mod maps;
+mod models;
 mod pack;
 mod pieces;
 mod quickstart;

@@ -102,6 +102,8 @@ fn explain_plans_every_statement_of_every_shipped_recipe_without_writing() {
     let Some(lid) = crate::classify::lid176() else { return };
     let Some((lists, psl)) = crate::web::url_lists() else { return };
     let d = tempfile::tempdir().unwrap();
+    let edu = tempfile::tempdir().unwrap();
+    crate::models::tiny_bert(edu.path());
     let mut recipes: Vec<_> = std::fs::read_dir(repo_root().join("queries")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "sql")).collect();
     recipes.sort();
     assert!(recipes.len() >= 10);
@@ -122,6 +124,7 @@ fn explain_plans_every_statement_of_every_shipped_recipe_without_writing() {
         set("label", "en".into());
         set("url_lists", lists.clone());
         set("psl", psl.clone());
+        set("edu_model", edu.path().display().to_string());
         if text.contains("read_warc") {
             set("input", repo_root().join("../shared/corpora/web-html/trafilatura-eval.warc.gz").display().to_string());
         }

@@ -7,7 +7,15 @@ any encoder matches), with tokenizers trained on the fly on the Wikipedia sample
 - BERT (`BertForSequenceClassification`, WordPiece, lower-casing normalizer), three labels;
 - XLM-RoBERTa (`XLMRobertaForSequenceClassification`, byte-level BPE, positions after the padding
   id), one label (a regression, as FineWeb-Edu's classifier).
-Both truncate at 128 tokens, so most documents are cut.
+Both truncate at 128 tokens, so most documents are cut. And two Model2Vec static models
+(`model2vec.StaticModel`, random embeddings) against the package's own `encode`:
+- over the BERT folder's WordPiece tokenizer, normalized, with per-token weights, cut at the
+  default 512 tokens (unknown tokens, frequent in the UDHR's scripts, are dropped), and a
+  two-layer softmax head over three classes (`StaticModelPipeline`);
+- over the XLM-RoBERTa folder's byte-level BPE, vocabulary-quantized (a token-to-row mapping into
+  500 rows), not normalized, cut at 64 tokens, and a one-layer regression head.
+`model_embed` is compared with `encode`, `model_logits` with the head's outputs and
+`model_predict` with `predict_proba`.
 
 Documents: Wikipedia (300, long), the UDHR (300, many scripts), nltk-webtext (300), and edge
 cases (empty text, special tokens written in the text, 50,000 words). For every model and
@@ -22,13 +30,18 @@ import gzip
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import pyarrow.parquet as pq
 import torch
 import transformers
+from model2vec import StaticModel
+from model2vec.inference import StaticModelPipeline
+from model2vec.inference.mlp import Activation, Layer, MLPHead
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 TOLERANCE = 1e-4
@@ -126,6 +139,78 @@ def reference(folder, docs):
     return out
 
 
+def static(folder, tokenizer_folder, quantized):
+    """A Model2Vec classifier over another model's tokenizer, with seeded random vectors and head."""
+    tok = Tokenizer.from_file(os.path.join(tokenizer_folder, "tokenizer.json"))
+    rng = np.random.default_rng(7)
+    size, dim = tok.get_vocab_size(), 48
+
+    def layer(inputs, outputs):
+        return Layer(weight=rng.normal(size=(outputs, inputs)).astype(np.float32) / inputs**0.5,
+                     bias=rng.normal(size=outputs).astype(np.float32))
+
+    if quantized:
+        model = StaticModel(vectors=rng.normal(size=(500, dim)).astype(np.float32), tokenizer=tok, normalize=False, max_length=64,
+                            token_mapping=rng.integers(0, 500, size=size, dtype=np.int64))
+        head = MLPHead(layers=[layer(dim, 1)], activation=Activation.IDENTITY)
+    else:
+        model = StaticModel(vectors=rng.normal(size=(size, dim)).astype(np.float32), tokenizer=tok, normalize=True,
+                            weights=rng.uniform(0.1, 2.0, size=size).astype(np.float32))
+        head = MLPHead(layers=[layer(dim, 32), layer(32, 3)], activation=Activation.SOFTMAX, classes=np.array(["low", "mid", "high"]))
+    StaticModelPipeline(model, head).save_pretrained(folder)
+    return folder
+
+
+def static_compare(name, folder, tokq, tmp, docs_path, docs):
+    pipeline = StaticModelPipeline.from_pretrained(folder)
+    texts = [d["text"] for d in docs]
+    embeddings = pipeline.model.encode(texts, use_multiprocessing=False)
+    logits = pipeline.head._logits(embeddings)
+    probs = logits if pipeline.head.activation == Activation.IDENTITY else pipeline.head.predict_proba(embeddings)
+    got = run_tokq(name, f"""COPY (SELECT id, model_embed(text, '{folder}') AS mean, model_logits(text, '{folder}') AS logits,
+                               model_predict(text, '{folder}', -1) AS predicted
+                             FROM read_jsonl('${{input}}')) TO '${{output}}' STORED AS PARQUET;""", tokq, tmp, docs_path)
+    labels = list(pipeline.classes_) if pipeline.classes_ is not None else [f"LABEL_{i}" for i in range(logits.shape[1])]
+    failures, largest = [], 0.0
+    for i, d in enumerate(docs):
+        g = got.get(d["id"])
+        if g is None:
+            failures.append(f"{d['id']}: no row")
+            continue
+        for key, want in [("mean", embeddings[i]), ("logits", logits[i])]:
+            diff = worst(want.tolist(), g[key])
+            largest = max(largest, diff)
+            if diff > TOLERANCE:
+                failures.append(f"{d['id']}: {key} differs by {diff:.3g}")
+        best = int(np.argmax(probs[i]))
+        top = g["predicted"][0]
+        if abs(top["score"] - probs[i][best]) > TOLERANCE or (top["label"] != labels[best] and sorted(probs[i])[-2] < probs[i][best] - TOLERANCE):
+            failures.append(f"{d['id']}: predicted {top}, model2vec {labels[best]} {probs[i][best]:.6f}")
+    return report(name, len(docs), largest, "model_embed against model2vec's encode, model_logits against its head", failures)
+
+
+def run_tokq(name, sql, tokq, tmp, docs_path):
+    """Runs one recipe over the documents; its rows by id."""
+    recipe = os.path.join(tmp, f"{name}.sql")
+    with open(recipe, "w") as f:
+        f.write(sql)
+    out = os.path.join(tmp, f"{name}-out")
+    subprocess.run([tokq, "run", recipe, "--quiet", "--set", f"input={docs_path}", "--set", f"output={out}/"], check=True, stdout=subprocess.DEVNULL)
+    got = {}
+    for file in sorted(os.listdir(out)):
+        if file.endswith(".parquet"):
+            got.update({r["id"]: r for r in pq.read_table(os.path.join(out, file)).to_pylist()})
+    return got
+
+
+def report(name, documents, largest, what, failures):
+    """Prints a model's line and its first failures; whether it passed."""
+    print(f"{name}: {documents} documents, worst difference {largest:.2e} ({what}), {len(failures)} failure(s)")
+    for f in failures[:10]:
+        print("   ", f)
+    return not failures
+
+
 def worst(a, b):
     if len(a) != len(b):
         return float("inf")
@@ -136,15 +221,7 @@ def compare(name, folder, tokq, tmp, docs_path, docs):
     want = reference(folder, docs)
     has_pooler = want[docs[0]["id"]]["pooler"] is not None
     sql = SQL.replace("${pooler}", f", model_embed(text, '{folder}', 'pooler') AS pooler" if has_pooler else "")
-    recipe = os.path.join(tmp, f"{name}.sql")
-    with open(recipe, "w") as f:
-        f.write(sql.replace("${model}", folder))
-    out = os.path.join(tmp, f"{name}-out")
-    subprocess.run([tokq, "run", recipe, "--quiet", "--set", f"input={docs_path}", "--set", f"output={out}/"], check=True, stdout=subprocess.DEVNULL)
-    got = {}
-    for file in sorted(os.listdir(out)):
-        if file.endswith(".parquet"):
-            got.update({r["id"]: r for r in pq.read_table(os.path.join(out, file)).to_pylist()})
+    got = run_tokq(name, sql.replace("${model}", folder), tokq, tmp, docs_path)
     failures, largest = [], 0.0
     for d in docs:
         w, g = want[d["id"]], got.get(d["id"])
@@ -167,17 +244,14 @@ def compare(name, folder, tokq, tmp, docs_path, docs):
             failures.append(f"{d['id']}: predicted {got_labels}, transformers {[w['labels'][i] for i in order]}")
         elif worst([probs[i].item() for i in order], [p["score"] for p in g["predicted"]]) > TOLERANCE:
             failures.append(f"{d['id']}: prediction scores differ")
-    print(f"{name}: {len(docs)} documents, worst difference {largest:.2e} (logits, mean, cls{', pooler' if has_pooler else ''}), "
-          f"{len(failures)} failure(s)")
-    for f in failures[:10]:
-        print("   ", f)
-    return not failures
+    return report(name, len(docs), largest, f"logits, mean, cls{', pooler' if has_pooler else ''}", failures)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tokq", required=True)
     ap.add_argument("--shared", required=True)
+    ap.add_argument("--keep", help="a folder to copy the models into, for later checks (the one-logit model is FineWeb-Edu's shape)")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -192,6 +266,11 @@ def main():
         for name, build in [("bert", bert), ("xlm-roberta", xlm_roberta)]:
             folder = build(os.path.join(tmp, name), texts)
             ok &= compare(name, folder, args.tokq, tmp, docs_path, docs)
+            if args.keep:
+                shutil.copytree(folder, os.path.join(args.keep, name), dirs_exist_ok=True)
+        for name, source, quantized in [("model2vec-wordpiece", "bert", False), ("model2vec-bpe-quantized", "xlm-roberta", True)]:
+            folder = static(os.path.join(tmp, name), os.path.join(tmp, source), quantized)
+            ok &= static_compare(name, folder, args.tokq, tmp, docs_path, docs)
     print("model parity:", "all within tolerance" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

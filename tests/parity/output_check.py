@@ -5,7 +5,8 @@ metadata and the outputs keep lineage.
     python tests/parity/output_check.py --tokq PATH --shared ../shared --out DIR
 
 Runs every recipe in queries/ (models and lists from the environment CI sets: TOKQ_TEST_LID176,
-TOKQ_TEST_DATATROVE_ASSETS, TOKQ_TEST_PSL; a fastText quality model is trained here), then opens
+TOKQ_TEST_DATATROVE_ASSETS, TOKQ_TEST_PSL, TOKQ_TEST_EDU_MODEL, the one-logit model the model
+parity leaves; a fastText quality model is trained here), then opens
 every folder a recipe's COPY wrote, and a one-file output (`output=x.parquet`).
 """
 import argparse, glob, json, os, subprocess, sys
@@ -48,7 +49,9 @@ def recipes(shared, work):
     web = {"input": os.path.join(shared, "corpora/web-html/trafilatura-eval.warc.gz"), "lid_model": lid,
            "url_lists": assets, "psl": os.environ["TOKQ_TEST_PSL"]}
     extra = {"fineweb-lid": {"lid_model": lid}, "fineweb2-lid": {"lid_model": lid},
-             "dclm": {"quality_model": quality_model(shared, work)}, "fineweb-cc": web}
+             "dclm": {"quality_model": quality_model(shared, work)}, "fineweb-cc": web,
+             "fineweb-edu": {"edu_model": os.environ["TOKQ_TEST_EDU_MODEL"]}}
+    extra["nemotron-cc"] = {**extra["dclm"], **extra["fineweb-edu"]}
     found = sorted(glob.glob(os.path.join(REPO, "queries/*.sql")))
     assert found, "no recipes in queries/"
     for path in found:

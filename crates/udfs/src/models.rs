@@ -70,26 +70,48 @@ fn predict(name: &'static str, c: &Consts) -> Result<Run<Scores>, TokqError> {
     let k = match c.i64(2, "k", 1)? {
         -1 => usize::MAX,
         k @ 1.. => k as usize,
-        k => return Err(TokqError::Argument { function: name, cause: format!("k must be -1 (all labels) or at least 1, got {k}") }),
+        k => {
+            return Err(TokqError::Argument {
+                function: name,
+                cause: format!("k must be -1 (all labels) or at least 1, got {k}"),
+            })
+        }
     };
     Ok(Box::new(move |t| {
         let labels = m.labels();
-        Ok(Scores(m.predict(t, k)?.into_iter().map(|p| (Arc::clone(&labels[p.label]), f64::from(p.score))).collect()))
+        Ok(Scores(
+            m.predict(t, k)?
+                .into_iter()
+                .map(|p| (Arc::clone(&labels[p.label]), f64::from(p.score)))
+                .collect(),
+        ))
     }))
 }
 
 fn embed(name: &'static str, c: &Consts) -> Result<Run<Vec<f32>>, TokqError> {
     let m = model(name, c, false)?;
-    let pooling = Pooling::named(c.str(2, "pooling")?.unwrap_or("mean")).map_err(|cause| TokqError::Argument { function: name, cause })?;
-    if pooling == Pooling::Pooler && !m.has_pooler() {
-        return Err(TokqError::Argument { function: name, cause: "the model has no pooler (pooler.dense): use 'mean' or 'cls'".into() });
+    let pooling = Pooling::named(c.str(2, "pooling")?.unwrap_or("mean")).map_err(|cause| {
+        TokqError::Argument {
+            function: name,
+            cause,
+        }
+    })?;
+    if !m.can_pool(pooling) {
+        let cause = match pooling {
+            Pooling::Pooler => "the model has no pooler (pooler.dense): use 'mean' or 'cls'",
+            _ => "a Model2Vec model pools by its mean only: use 'mean'",
+        };
+        return Err(TokqError::Argument {
+            function: name,
+            cause: cause.into(),
+        });
     }
     Ok(Box::new(move |t| m.embed(t, pooling)))
 }
 
 const MODEL: &str = "A constant path of a Hugging Face model folder as the hub stores it: config.json, model.safetensors, \
                      tokenizer.json and tokenizer_config.json (hf download ORG/NAME --local-dir DIR; tokq downloads nothing). \
-                     BERT, RoBERTa and XLM-RoBERTa encoders. Each process loads it once.";
+                     BERT, RoBERTa and XLM-RoBERTa encoders, and Model2Vec static models. Each process loads it once.";
 
 /// An example over `sql`, marked as needing a model folder.
 fn example(sql: &str) -> String {
@@ -109,7 +131,8 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                  AutoModelForSequenceClassification computes them in fp32 (within 1e-4): the tokenizer's own special \
                  tokens, truncation to the model's maximum length (tokenizer_config.json's model_max_length, at most \
                  the model's positions), the encoder, its pooling and head. One float per label; FineWeb-Edu's \
-                 classifier gives one, its educational score. NULL gives NULL; an empty text is the special tokens alone.",
+                 classifier gives one, its educational score. For a Model2Vec classifier (model2vec's StaticModelPipeline), \
+                 its head's outputs over the embedding. NULL gives NULL; an empty text is the special tokens alone.",
                 "model_logits(text, model)",
             )
             .with_argument("text", "The text to score.")
@@ -124,9 +147,10 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
             ModelFn { name: "model_predict", bind: predict },
             doc(
                 "The k best labels of a text under a Hugging Face sequence-classification model, best first, as a \
-                 list of {label, score} in the shape of fasttext_predict: labels from config.json's id2label, scores \
-                 the softmax of the logits (a sigmoid each for problem_type multi_label_classification; for a \
-                 one-logit regression model, its one label with the raw score). NULL gives NULL.",
+                 list of {label, score} in the shape of fasttext_predict: labels from config.json's id2label (a \
+                 Model2Vec head's classes), scores the softmax of the logits (a sigmoid each for problem_type \
+                 multi_label_classification or a sigmoid head; for a one-logit regression model, its one label with \
+                 the raw score). NULL gives NULL.",
                 "model_predict(text, model [, k])",
             )
             .with_argument("text", "The text to classify.")
@@ -144,7 +168,8 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                 "A pooled embedding of a text from a Hugging Face encoder (with or without a classification head), as \
                  transformers computes the last hidden states in fp32: 'mean' (default) averages every token's state, \
                  special tokens included (sentence-transformers' mean pooling of one unpadded text); 'cls' takes the \
-                 first token's; 'pooler' is BERT's pooler_output. NULL gives NULL.",
+                 first token's; 'pooler' is BERT's pooler_output. For a Model2Vec folder (model_type model2vec), \
+                 model2vec's StaticModel.encode: the mean of the token vectors, normalized where its config says. NULL gives NULL.",
                 "model_embed(text, model [, pooling])",
             )
             .with_argument("text", "The text to embed.")

@@ -62,14 +62,25 @@ impl Config {
             }
         };
         let size = |key: &str| -> Result<usize, String> {
-            v[key].as_u64().map(|n| n as usize).filter(|&n| n > 0).ok_or_else(|| format!("'{key}' is missing or not a positive integer"))
+            v[key]
+                .as_u64()
+                .map(|n| n as usize)
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("'{key}' is missing or not a positive integer"))
         };
-        if let Some(p) = v["position_embedding_type"].as_str().filter(|&p| p != "absolute") {
-            return Err(format!("position_embedding_type '{p}' is not supported (absolute only)"));
+        if let Some(p) = v["position_embedding_type"]
+            .as_str()
+            .filter(|&p| p != "absolute")
+        {
+            return Err(format!(
+                "position_embedding_type '{p}' is not supported (absolute only)"
+            ));
         }
         let (hidden, heads) = (size("hidden_size")?, size("num_attention_heads")?);
         if hidden % heads != 0 {
-            return Err(format!("hidden_size {hidden} is not a multiple of num_attention_heads {heads}"));
+            return Err(format!(
+                "hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
+            ));
         }
         let labels = labels(&v)?;
         let problem = match v["problem_type"].as_str() {
@@ -79,7 +90,11 @@ impl Config {
             // transformers decides at training time: one label is a regression.
             None if labels.len() == 1 => Problem::Regression,
             None => Problem::SingleLabel,
-            Some(other) => return Err(format!("problem_type '{other}' is not one transformers knows")),
+            Some(other) => {
+                return Err(format!(
+                    "problem_type '{other}' is not one transformers knows"
+                ))
+            }
         };
         Ok(Self {
             family,
@@ -116,12 +131,16 @@ fn labels(v: &Value) -> Result<Vec<Arc<str>>, String> {
             let mut labels: Vec<Option<Arc<str>>> = vec![None; map.len()];
             for (id, label) in map {
                 let slot = id.parse::<usize>().ok().and_then(|i| labels.get_mut(i));
-                let slot = slot.ok_or_else(|| format!("id2label has id '{id}', not one of 0..{}", map.len()))?;
+                let slot = slot.ok_or_else(|| {
+                    format!("id2label has id '{id}', not one of 0..{}", map.len())
+                })?;
                 *slot = Some(Arc::from(label.as_str().unwrap_or_default()));
             }
             Ok(labels.into_iter().flatten().collect())
         }
-        None => Ok((0..v["num_labels"].as_u64().unwrap_or(2)).map(|i| Arc::from(format!("LABEL_{i}"))).collect()),
+        None => Ok((0..v["num_labels"].as_u64().unwrap_or(2))
+            .map(|i| Arc::from(format!("LABEL_{i}")))
+            .collect()),
     }
 }
 
@@ -136,16 +155,34 @@ mod tests {
     #[test]
     fn one_label_is_a_regression_and_roberta_positions_start_after_padding() {
         let c = Config::parse(BERT).unwrap();
-        assert_eq!((c.family, c.problem, c.max_tokens(), c.labels.len()), (Family::Bert, Problem::Regression, 64, 1));
-        let r = Config::parse(&BERT.replace("\"bert\"", "\"xlm-roberta\"").replace("\"hidden_act\"", "\"pad_token_id\": 1, \"hidden_act\"")).unwrap();
+        assert_eq!(
+            (c.family, c.problem, c.max_tokens(), c.labels.len()),
+            (Family::Bert, Problem::Regression, 64, 1)
+        );
+        let r = Config::parse(
+            &BERT
+                .replace("\"bert\"", "\"xlm-roberta\"")
+                .replace("\"hidden_act\"", "\"pad_token_id\": 1, \"hidden_act\""),
+        )
+        .unwrap();
         assert_eq!((r.family, r.max_tokens()), (Family::Roberta, 62));
     }
 
     #[test]
     fn unsupported_settings_are_named() {
-        assert!(Config::parse(&BERT.replace("\"bert\"", "\"gpt2\"")).unwrap_err().contains("model_type 'gpt2'"));
-        assert!(Config::parse(&BERT.replace("\"gelu\"", "\"swish\"")).unwrap_err().contains("hidden_act 'swish'"));
-        assert!(Config::parse(&BERT.replace("\"hidden_size\": 32", "\"hidden_size\": 30")).unwrap_err().contains("multiple"));
-        assert!(Config::parse(&BERT.replace("\"vocab_size\": 500,", "")).unwrap_err().contains("'vocab_size'"));
+        assert!(Config::parse(&BERT.replace("\"bert\"", "\"gpt2\""))
+            .unwrap_err()
+            .contains("model_type 'gpt2'"));
+        assert!(Config::parse(&BERT.replace("\"gelu\"", "\"swish\""))
+            .unwrap_err()
+            .contains("hidden_act 'swish'"));
+        assert!(
+            Config::parse(&BERT.replace("\"hidden_size\": 32", "\"hidden_size\": 30"))
+                .unwrap_err()
+                .contains("multiple")
+        );
+        assert!(Config::parse(&BERT.replace("\"vocab_size\": 500,", ""))
+            .unwrap_err()
+            .contains("'vocab_size'"));
     }
 }

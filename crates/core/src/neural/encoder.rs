@@ -47,12 +47,18 @@ impl Encoder {
         let e = |name: &str| format!("{prefix}embeddings.{name}");
         let layer = |i: usize| -> Result<Layer, String> {
             let p = format!("{prefix}encoder.layer.{i}.");
-            let qkv = ["query", "key", "value"].map(|n| Linear::load(w, &format!("{p}attention.self.{n}"), h, h));
+            let qkv = ["query", "key", "value"]
+                .map(|n| Linear::load(w, &format!("{p}attention.self.{n}"), h, h));
             let [q, k, v] = qkv;
             Ok(Layer {
                 qkv: Linear::stack(vec![q?, k?, v?]),
                 attention_out: Linear::load(w, &format!("{p}attention.output.dense"), h, h)?,
-                attention_norm: LayerNorm::load(w, &format!("{p}attention.output.LayerNorm"), h, eps)?,
+                attention_norm: LayerNorm::load(
+                    w,
+                    &format!("{p}attention.output.LayerNorm"),
+                    h,
+                    eps,
+                )?,
                 up: Linear::load(w, &format!("{p}intermediate.dense"), h, c.intermediate)?,
                 down: Linear::load(w, &format!("{p}output.dense"), c.intermediate, h)?,
                 output_norm: LayerNorm::load(w, &format!("{p}output.LayerNorm"), h, eps)?,
@@ -96,7 +102,11 @@ impl Encoder {
         let (t, h) = (ids.len(), self.config.hidden);
         let mut x = Vec::with_capacity(t * h);
         for ((&id, &ty), pos) in ids.iter().zip(types).zip(self.position_ids(ids)) {
-            let (word, ty, pos) = (row(&self.words, h, id as usize, "token id")?, row(&self.types, h, ty as usize, "type id")?, row(&self.positions, h, pos, "position")?);
+            let (word, ty, pos) = (
+                row(&self.words, h, id as usize, "token id")?,
+                row(&self.types, h, ty as usize, "type id")?,
+                row(&self.positions, h, pos, "position")?,
+            );
             // transformers adds the type embedding to the word's, then the position's.
             x.extend(word.iter().zip(ty).zip(pos).map(|((w, t), p)| (w + t) + p));
         }
@@ -118,11 +128,39 @@ impl Encoder {
         let scale = 1.0 / (d as f32).sqrt();
         let stride = l.qkv.outputs();
         for head in 0..heads {
-            let (q, k, v) = (&s.qkv[head * d..], &s.qkv[h + head * d..], &s.qkv[2 * h + head * d..]);
+            let (q, k, v) = (
+                &s.qkv[head * d..],
+                &s.qkv[h + head * d..],
+                &s.qkv[2 * h + head * d..],
+            );
             // scores = q·kᵀ / √d, each row a query's weights over the keys.
-            gemm(t, d, t, scale, q, (stride, 1), k, (1, stride), 0.0, &mut s.scores, t);
+            gemm(
+                t,
+                d,
+                t,
+                scale,
+                q,
+                (stride, 1),
+                k,
+                (1, stride),
+                0.0,
+                &mut s.scores,
+                t,
+            );
             softmax_rows(&mut s.scores, t);
-            gemm(t, t, d, 1.0, &s.scores, (t, 1), v, (stride, 1), 0.0, &mut s.context[head * d..], h);
+            gemm(
+                t,
+                t,
+                d,
+                1.0,
+                &s.scores,
+                (t, 1),
+                v,
+                (stride, 1),
+                0.0,
+                &mut s.context[head * d..],
+                h,
+            );
         }
         l.attention_out.apply(&s.context, t, &mut s.projected);
         residual(x, &s.projected);
@@ -137,7 +175,9 @@ impl Encoder {
 
 /// Row `i` of a `width`-wide table, or an error naming what indexed it.
 fn row<'a>(table: &'a [f32], width: usize, i: usize, what: &str) -> Result<&'a [f32], String> {
-    table.get(i * width..(i + 1) * width).ok_or_else(|| format!("{what} {i} is outside the model's table"))
+    table
+        .get(i * width..(i + 1) * width)
+        .ok_or_else(|| format!("{what} {i} is outside the model's table"))
 }
 
 /// `x += y`, element by element.

@@ -21,33 +21,61 @@ pub(crate) struct Input {
 fn tokenizer_max_length(dir: &Path) -> Option<usize> {
     let text = std::fs::read_to_string(dir.join("tokenizer_config.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["model_max_length"].as_u64().filter(|&n| n < 1 << 40).map(|n| n as usize)
+    v["model_max_length"]
+        .as_u64()
+        .filter(|&n| n < 1 << 40)
+        .map(|n| n as usize)
 }
 
 impl Input {
     /// The tokenizer of `dir` for an encoder placing at most `max_tokens` tokens over `vocab`
     /// embeddings; an error names the file and what does not fit.
-    pub(crate) fn load(dir: &Path, max_tokens: usize, vocab: usize) -> Result<Self, (String, String)> {
+    pub(crate) fn load(
+        dir: &Path,
+        max_tokens: usize,
+        vocab: usize,
+    ) -> Result<Self, (String, String)> {
         let file = dir.join("tokenizer.json");
         let name = file.display().to_string();
         let bytes = std::fs::read(&file).map_err(|e| (name.clone(), e.to_string()))?;
-        let (probe, _) = HfTokenizer::from_bytes(&bytes).map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
+        let (probe, _) = HfTokenizer::from_bytes(&bytes)
+            .map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
         if probe.vocab_size() > vocab {
             return Err((name, format!("gives ids up to {} but the model has {vocab} embeddings (config.json's vocab_size): the tokenizer is not the model's", probe.vocab_size() - 1)));
         }
         let template = probe.template().map_err(|e| (name.clone(), e))?;
         let max = tokenizer_max_length(dir).map_or(max_tokens, |n| n.min(max_tokens));
-        let room = max.checked_sub(template.before.len() + template.after.len()).filter(|&r| r > 0);
-        let room = room.ok_or_else(|| (name.clone(), format!("a maximum length of {max} leaves no room beside the special tokens")))?;
+        let room = max
+            .checked_sub(template.before.len() + template.after.len())
+            .filter(|&r| r > 0);
+        let room = room.ok_or_else(|| {
+            (
+                name.clone(),
+                format!("a maximum length of {max} leaves no room beside the special tokens"),
+            )
+        })?;
         let tokenizer = cached(&name).map_err(|e| (name, e.to_string()))?;
-        Ok(Self { tokenizer, template, room })
+        Ok(Self {
+            tokenizer,
+            template,
+            room,
+        })
     }
 
     /// The ids and type ids of `text` as the model reads it, into `ids` and `types`.
-    pub(crate) fn encode(&self, text: &str, ids: &mut Vec<u32>, types: &mut Vec<u32>) -> crate::Result<()> {
+    pub(crate) fn encode(
+        &self,
+        text: &str,
+        ids: &mut Vec<u32>,
+        types: &mut Vec<u32>,
+    ) -> crate::Result<()> {
         ids.clear();
         types.clear();
-        let Template { before, after, sequence_type } = &self.template;
+        let Template {
+            before,
+            after,
+            sequence_type,
+        } = &self.template;
         ids.extend(before.iter().map(|&(id, _)| id));
         types.extend(before.iter().map(|&(_, t)| t));
         self.tokenizer.encode_head(text, self.room, ids)?;

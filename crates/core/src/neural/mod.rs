@@ -4,25 +4,26 @@
 //! `AutoModelForSequenceClassification` and `AutoModel`: the tokenizer's special tokens,
 //! truncation to the model's maximum length, the encoder, its pooling and head.
 //!
-//! Architectures: BERT (FineWeb-Edu's classifier), RoBERTa and XLM-RoBERTa. Each document is one
-//! sequence with no padding, so its outputs never depend on other documents; a loaded model is
-//! shared by every thread of a process ([`cached`]), each thread computing on its own.
+//! Architectures: BERT (FineWeb-Edu's classifier), RoBERTa and XLM-RoBERTa ([`transformer`]),
+//! and Model2Vec static embeddings ([`static_model`]), with the classification head the `model2vec`
+//! package saves. Each document is one sequence with no padding, so its outputs never depend on
+//! other documents; a loaded model is shared by every thread of a process ([`cached`]), each thread
+//! computing on its own.
 
 mod config;
 mod encoder;
 mod input;
 mod ops;
+mod static_model;
+mod transformer;
 mod weights;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use config::Problem;
-use config::{Config, Family};
-use encoder::Encoder;
-use input::Input;
-use ops::Linear;
-use weights::Weights;
+use static_model::StaticModel;
+use transformer::Transformer;
 
 use crate::error::{Result, TokqError};
 use crate::load::Cache;
@@ -50,22 +51,33 @@ impl Pooling {
     }
 }
 
-/// The classification head over the first token.
-enum Head {
-    /// BERT: the pooler (`dense`, tanh), then `classifier`.
-    Bert { classifier: Linear },
-    /// RoBERTa: `classifier.dense`, tanh, `classifier.out_proj`.
-    Roberta { dense: Linear, out: Linear },
-}
-
 /// A loaded model. Every method takes `&self`.
 pub struct Model {
     dir: String,
-    config: Config,
-    input: Input,
-    encoder: Encoder,
-    pooler: Option<Linear>,
-    head: Option<Head>,
+    kind: Kind,
+}
+
+enum Kind {
+    Transformer(Box<Transformer>),
+    Static(StaticModel),
+}
+
+/// What went wrong inside a model folder: a file and why, or the tokenizer's own error.
+pub(crate) enum Fault {
+    File(String, String),
+    Tokq(TokqError),
+}
+
+impl Fault {
+    fn file(file: &str, cause: String) -> Self {
+        Self::File(file.to_string(), cause)
+    }
+}
+
+impl From<TokqError> for Fault {
+    fn from(e: TokqError) -> Self {
+        Self::Tokq(e)
+    }
 }
 
 /// One label of a prediction.
@@ -81,140 +93,127 @@ impl Model {
     /// Loads the model folder `dir`; an error names the file at fault and what to do.
     pub fn load(dir: &str) -> Result<Self> {
         let path = Path::new(dir);
-        let fail = |file: &str, cause: String| TokqError::NeuralModel { dir: dir.to_string(), file: file.to_string(), cause };
+        let fail = |file: &str, cause: String| TokqError::NeuralModel {
+            dir: dir.to_string(),
+            file: file.to_string(),
+            cause,
+        };
         if !path.is_dir() {
             return Err(fail("", "is not a folder: give the folder that holds config.json, model.safetensors and tokenizer.json (hf download ORG/NAME --local-dir DIR)".into()));
         }
-        let read = |file: &str| std::fs::read(path.join(file)).map_err(|e| fail(file, e.to_string()));
-        let config = String::from_utf8_lossy(&read("config.json")?).into_owned();
-        let config = Config::parse(&config).map_err(|e| fail("config.json", e))?;
+        let config = std::fs::read(path.join("config.json"))
+            .map_err(|e| fail("config.json", e.to_string()))?;
+        let config = String::from_utf8_lossy(&config).into_owned();
         if !path.join("model.safetensors").exists() {
-            let why = if path.join("pytorch_model.bin").exists() || path.join("model.safetensors.index.json").exists() {
+            let why = if path.join("pytorch_model.bin").exists()
+                || path.join("model.safetensors.index.json").exists()
+            {
                 "missing: tokq reads one model.safetensors file; write one with transformers (model.save_pretrained(DIR, safe_serialization=True, max_shard_size=\"100GB\"))"
             } else {
                 "missing: download the model's folder with hf download ORG/NAME --local-dir DIR"
             };
             return Err(fail("model.safetensors", why.into()));
         }
-        let weights = Weights::parse(read("model.safetensors")?).map_err(|e| fail("model.safetensors", e))?;
-        let input = Input::load(path, config.max_tokens(), config.vocab).map_err(|(file, cause)| TokqError::NeuralModel { dir: dir.to_string(), file, cause })?;
-        let model = Self::build(&weights, config, input).map_err(|e| fail("model.safetensors", e))?;
-        Ok(Self { dir: dir.to_string(), ..model })
-    }
-
-    fn build(w: &Weights, config: Config, input: Input) -> std::result::Result<Self, String> {
-        let h = config.hidden;
-        let n = config.labels.len();
-        // A task model keeps the encoder under `bert.`/`roberta.`; a bare one at the top.
-        let prefix = if w.has(&format!("{}.embeddings.word_embeddings.weight", config.prefix)) { format!("{}.", config.prefix) } else { String::new() };
-        let encoder = Encoder::load(w, &config, &prefix)?;
-        let pooler = w.has(&format!("{prefix}pooler.dense.weight")).then(|| Linear::load(w, &format!("{prefix}pooler.dense"), h, h)).transpose()?;
-        let head = match config.family {
-            Family::Bert if w.has("classifier.weight") => Some(Head::Bert { classifier: Linear::load(w, "classifier", h, n)? }),
-            Family::Roberta if w.has("classifier.out_proj.weight") => {
-                Some(Head::Roberta { dense: Linear::load(w, "classifier.dense", h, h)?, out: Linear::load(w, "classifier.out_proj", h, n)? })
-            }
-            _ => None,
+        let json: serde_json::Value = serde_json::from_str(&config)
+            .map_err(|e| fail("config.json", format!("not JSON: {e}")))?;
+        // model2vec writes `model_type` only for distilled models; its other folders have none.
+        let kind = if matches!(
+            json.get("model_type").map(|t| t.as_str()),
+            None | Some(Some("model2vec"))
+        ) {
+            StaticModel::load(path, &json).map(Kind::Static)
+        } else {
+            Transformer::load(path, &config).map(|t| Kind::Transformer(Box::new(t)))
         };
-        if matches!(head, Some(Head::Bert { .. })) && pooler.is_none() {
-            return Err(format!("a BERT classifier without {prefix}pooler.dense: the file holds only part of the model"));
-        }
-        Ok(Self { dir: String::new(), config, input, encoder, pooler, head })
+        let kind = kind.map_err(|f| Self::error(dir, f))?;
+        Ok(Self {
+            dir: dir.to_string(),
+            kind,
+        })
     }
 
-    /// The label names, by id (`id2label`).
+    fn error(dir: &str, fault: Fault) -> TokqError {
+        match fault {
+            Fault::File(file, cause) => TokqError::NeuralModel {
+                dir: dir.to_string(),
+                file,
+                cause,
+            },
+            Fault::Tokq(e) => e,
+        }
+    }
+
+    /// The label names, by id (`id2label`, or the Model2Vec head's classes).
     pub fn labels(&self) -> &[Arc<str>] {
-        &self.config.labels
+        match &self.kind {
+            Kind::Transformer(t) => t.labels(),
+            Kind::Static(s) => s.labels(),
+        }
     }
 
     /// What the logits mean.
     pub fn problem(&self) -> Problem {
-        self.config.problem
+        match &self.kind {
+            Kind::Transformer(t) => t.problem(),
+            Kind::Static(s) => s.problem(),
+        }
     }
 
     /// Whether the folder holds a classification head ([`Model::logits`] needs one).
     pub fn has_head(&self) -> bool {
-        self.head.is_some()
+        match &self.kind {
+            Kind::Transformer(t) => t.has_head(),
+            Kind::Static(s) => s.has_head(),
+        }
     }
 
-    /// Whether the folder holds BERT's pooler ([`Pooling::Pooler`] needs it).
-    pub fn has_pooler(&self) -> bool {
-        self.pooler.is_some()
-    }
-
-    /// The last hidden states of `text` (`tokens x hidden`).
-    fn hidden(&self, text: &str) -> Result<(Vec<f32>, usize)> {
-        let (mut ids, mut types) = (Vec::new(), Vec::new());
-        self.input.encode(text, &mut ids, &mut types)?;
-        let states = self.encoder.forward(&ids, &types).map_err(|cause| TokqError::NeuralModel { dir: self.dir.clone(), file: "tokenizer.json".into(), cause })?;
-        Ok((states, ids.len()))
+    /// The poolings [`Model::embed`] can do: a static model has only its mean.
+    pub fn can_pool(&self, pooling: Pooling) -> bool {
+        match &self.kind {
+            Kind::Transformer(t) => pooling != Pooling::Pooler || t.has_pooler(),
+            Kind::Static(_) => pooling == Pooling::Mean,
+        }
     }
 
     /// The classifier's logits for `text`: one per label.
     pub fn logits(&self, text: &str) -> Result<Vec<f32>> {
-        let Some(head) = &self.head else {
-            return Err(TokqError::NeuralModel { dir: self.dir.clone(), file: "model.safetensors".into(), cause: "holds no classification head (classifier.*): use model_embed, or a ...ForSequenceClassification model".into() });
-        };
-        let (states, _) = self.hidden(text)?;
-        let first = &states[..self.config.hidden];
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        match head {
-            Head::Bert { classifier } => {
-                // `build` refuses a BERT head without its pooler.
-                let pooler = self.pooler.as_ref().ok_or_else(|| TokqError::NeuralModel { dir: self.dir.clone(), file: "model.safetensors".into(), cause: "no pooler".into() })?;
-                pooler.apply(first, 1, &mut a);
-                a.iter_mut().for_each(|v| *v = v.tanh());
-                classifier.apply(&a, 1, &mut b);
-            }
-            Head::Roberta { dense, out } => {
-                dense.apply(first, 1, &mut a);
-                a.iter_mut().for_each(|v| *v = v.tanh());
-                out.apply(&a, 1, &mut b);
-            }
+        match &self.kind {
+            Kind::Transformer(t) => t.logits(text),
+            Kind::Static(s) => s.logits(text),
         }
-        Ok(b)
+        .map_err(|f| Self::error(&self.dir, f))
     }
 
     /// The `k` best labels of `text` with their probabilities (softmax; a sigmoid each for a
     /// multi-label model), best first; a regression gives its one label with the raw score.
     pub fn predict(&self, text: &str, k: usize) -> Result<Vec<Prediction>> {
         let mut scores = self.logits(text)?;
-        match self.config.problem {
+        match self.problem() {
             Problem::Regression => {}
-            Problem::SingleLabel => ops::softmax_rows(&mut scores, self.config.labels.len()),
-            Problem::MultiLabel => scores.iter_mut().for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
+            Problem::SingleLabel => ops::softmax_rows(&mut scores, self.labels().len()),
+            Problem::MultiLabel => scores
+                .iter_mut()
+                .for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
         }
-        let mut out: Vec<Prediction> = scores.into_iter().enumerate().map(|(label, score)| Prediction { label, score }).collect();
+        let mut out: Vec<Prediction> = scores
+            .into_iter()
+            .enumerate()
+            .map(|(label, score)| Prediction { label, score })
+            .collect();
         // Best first; ties keep the lower label id first, as a stable sort of torch's topk does.
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         out.truncate(k);
         Ok(out)
     }
 
-    /// One vector for `text`, pooled from the last hidden states.
+    /// One vector for `text`: pooled from a transformer's last hidden states, or a static
+    /// model's mean of token vectors (which ignores `pooling`; see [`Model::can_pool`]).
     pub fn embed(&self, text: &str, pooling: Pooling) -> Result<Vec<f32>> {
-        let (states, tokens) = self.hidden(text)?;
-        let h = self.config.hidden;
-        Ok(match pooling {
-            Pooling::Cls => states[..h].to_vec(),
-            Pooling::Mean => {
-                let mut sum = vec![0.0f32; h];
-                for row in states.chunks_exact(h) {
-                    sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                }
-                sum.iter().map(|s| s / tokens as f32).collect()
-            }
-            Pooling::Pooler => {
-                let Some(pooler) = &self.pooler else {
-                    return Err(TokqError::NeuralModel { dir: self.dir.clone(), file: "model.safetensors".into(), cause: "holds no pooler (pooler.dense): use pooling 'mean' or 'cls'".into() });
-                };
-                let mut out = Vec::new();
-                pooler.apply(&states[..h], 1, &mut out);
-                out.iter_mut().for_each(|v| *v = v.tanh());
-                out
-            }
-        })
+        match &self.kind {
+            Kind::Transformer(t) => t.embed(text, pooling),
+            Kind::Static(s) => s.embed(text).map_err(Fault::from),
+        }
+        .map_err(|f| Self::error(&self.dir, f))
     }
 }
 

@@ -7,20 +7,57 @@ use super::weights::Weights;
 /// `c = alpha * a·b + beta * c` for row-major strided views: `a` is `m x k` (row stride `rsa`,
 /// column stride `csa`), `b` is `k x n`, `c` is `m x n` with row stride `rsc`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], (rsa, csa): (usize, usize), b: &[f32], (rsb, csb): (usize, usize), beta: f32, c: &mut [f32], rsc: usize) {
+pub(crate) fn gemm(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: f32,
+    a: &[f32],
+    (rsa, csa): (usize, usize),
+    b: &[f32],
+    (rsb, csb): (usize, usize),
+    beta: f32,
+    c: &mut [f32],
+    rsc: usize,
+) {
     // The views must lie inside their slices; matrixmultiply reads through raw pointers.
-    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows.max(1) - 1) * rs + (cols.max(1) - 1) * cs;
-    assert!(m == 0 || n == 0 || k == 0 || (last(m, k, rsa, csa) < a.len() && last(k, n, rsb, csb) < b.len() && last(m, n, rsc, 1) < c.len()));
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| {
+        (rows.max(1) - 1) * rs + (cols.max(1) - 1) * cs
+    };
+    assert!(
+        m == 0
+            || n == 0
+            || k == 0
+            || (last(m, k, rsa, csa) < a.len()
+                && last(k, n, rsb, csb) < b.len()
+                && last(m, n, rsc, 1) < c.len())
+    );
     // SAFETY: every element the views address is inside its slice (checked above), and `c` is
     // borrowed mutably, so it overlaps neither `a` nor `b`.
     unsafe {
-        matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa as isize, csa as isize, b.as_ptr(), rsb as isize, csb as isize, beta, c.as_mut_ptr(), rsc as isize, 1);
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            beta,
+            c.as_mut_ptr(),
+            rsc as isize,
+            1,
+        );
     }
 }
 
-/// A dense layer `y = x·Wᵀ + b`, with `W` stored as PyTorch's `Linear` stores it (`out x in`).
+/// A dense layer `y = x·Wᵀ + b`. PyTorch's `Linear` stores `W` as `out x in`; it is kept here
+/// transposed (`in x out`), so that the multiplication reads it a row at a time.
 pub(crate) struct Linear {
-    w: Vec<f32>,
+    w_t: Vec<f32>,
     b: Vec<f32>,
     inputs: usize,
     outputs: usize,
@@ -28,20 +65,44 @@ pub(crate) struct Linear {
 
 impl Linear {
     /// `{name}.weight` (`outputs x inputs`) and `{name}.bias` from a file.
-    pub(crate) fn load(w: &Weights, name: &str, inputs: usize, outputs: usize) -> Result<Self, String> {
-        Ok(Self { w: w.take(&format!("{name}.weight"), &[outputs, inputs])?, b: w.take(&format!("{name}.bias"), &[outputs])?, inputs, outputs })
+    pub(crate) fn load(
+        w: &Weights,
+        name: &str,
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<Self, String> {
+        let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
+        let mut w_t = vec![0.0; weight.len()];
+        for (o, row) in weight.chunks_exact(inputs.max(1)).enumerate() {
+            for (i, &v) in row.iter().enumerate() {
+                w_t[i * outputs + o] = v;
+            }
+        }
+        Ok(Self {
+            w_t,
+            b: w.take(&format!("{name}.bias"), &[outputs])?,
+            inputs,
+            outputs,
+        })
     }
 
     /// Several layers over the same input as one (query, key and value): their outputs side by side.
     pub(crate) fn stack(parts: Vec<Linear>) -> Self {
         let inputs = parts.first().map_or(0, |p| p.inputs);
         let outputs = parts.iter().map(|p| p.outputs).sum();
-        let (w, b) = parts.into_iter().fold((vec![], vec![]), |(mut w, mut b), p| {
-            w.extend(p.w);
-            b.extend(p.b);
-            (w, b)
-        });
-        Self { w, b, inputs, outputs }
+        let mut w_t = Vec::with_capacity(inputs * outputs);
+        for i in 0..inputs {
+            for p in &parts {
+                w_t.extend_from_slice(&p.w_t[i * p.outputs..(i + 1) * p.outputs]);
+            }
+        }
+        let b = parts.iter().flat_map(|p| p.b.iter().copied()).collect();
+        Self {
+            w_t,
+            b,
+            inputs,
+            outputs,
+        }
     }
 
     /// The layer's output width.
@@ -55,8 +116,19 @@ impl Linear {
         for _ in 0..rows {
             y.extend_from_slice(&self.b);
         }
-        // Wᵀ is W read with its strides swapped.
-        gemm(rows, self.inputs, self.outputs, 1.0, x, (self.inputs, 1), &self.w, (1, self.inputs), 1.0, y, self.outputs);
+        gemm(
+            rows,
+            self.inputs,
+            self.outputs,
+            1.0,
+            x,
+            (self.inputs, 1),
+            &self.w_t,
+            (self.outputs, 1),
+            1.0,
+            y,
+            self.outputs,
+        );
     }
 }
 
@@ -70,7 +142,11 @@ pub(crate) struct LayerNorm {
 impl LayerNorm {
     /// `{name}.weight` and `{name}.bias` of width `dim`.
     pub(crate) fn load(w: &Weights, name: &str, dim: usize, eps: f32) -> Result<Self, String> {
-        Ok(Self { w: w.take(&format!("{name}.weight"), &[dim])?, b: w.take(&format!("{name}.bias"), &[dim])?, eps })
+        Ok(Self {
+            w: w.take(&format!("{name}.weight"), &[dim])?,
+            b: w.take(&format!("{name}.bias"), &[dim])?,
+            eps,
+        })
     }
 
     /// Normalizes every row of `x` in place.
@@ -106,17 +182,23 @@ impl Activation {
             "gelu" => Ok(Self::Gelu),
             "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Ok(Self::GeluTanh),
             "relu" => Ok(Self::Relu),
-            other => Err(format!("hidden_act '{other}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)")),
+            other => Err(format!(
+                "hidden_act '{other}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)"
+            )),
         }
     }
 
     /// Applies the activation in place.
     pub(crate) fn apply(self, x: &mut [f32]) {
         match self {
-            Self::Gelu => x.iter_mut().for_each(|v| *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2))),
+            Self::Gelu => x.iter_mut().for_each(|v| {
+                *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2))
+            }),
             Self::GeluTanh => {
                 const C: f32 = 0.797_884_6; // sqrt(2 / pi)
-                x.iter_mut().for_each(|v| *v = 0.5 * *v * (1.0 + (C * (*v + 0.044715 * *v * *v * *v)).tanh()))
+                x.iter_mut().for_each(|v| {
+                    *v = 0.5 * *v * (1.0 + (C * (*v + 0.044715 * *v * *v * *v)).tanh())
+                })
             }
             Self::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
         }
@@ -151,8 +233,38 @@ mod tests {
     }
 
     #[test]
+    fn stacked_layers_give_each_layers_outputs_side_by_side() {
+        // Two layers of 2 inputs: W1 = [[1, 2]], W2 = [[3, 4], [5, 6]] (out x in), biases 0.
+        let layer = |w: Vec<f32>, outputs: usize| {
+            let mut w_t = vec![0.0; w.len()];
+            for o in 0..outputs {
+                for i in 0..2 {
+                    w_t[i * outputs + o] = w[o * 2 + i];
+                }
+            }
+            Linear {
+                w_t,
+                b: vec![0.0; outputs],
+                inputs: 2,
+                outputs,
+            }
+        };
+        let both = Linear::stack(vec![
+            layer(vec![1.0, 2.0], 1),
+            layer(vec![3.0, 4.0, 5.0, 6.0], 2),
+        ]);
+        let mut y = Vec::new();
+        both.apply(&[1.0, 1.0, 2.0, 0.0], 2, &mut y);
+        assert_eq!(y, [3.0, 7.0, 11.0, 2.0, 6.0, 10.0]);
+    }
+
+    #[test]
     fn layer_norm_and_softmax_match_their_definitions() {
-        let ln = LayerNorm { w: vec![2.0, 2.0], b: vec![1.0, 1.0], eps: 0.0 };
+        let ln = LayerNorm {
+            w: vec![2.0, 2.0],
+            b: vec![1.0, 1.0],
+            eps: 0.0,
+        };
         let mut x = [1.0, 3.0];
         ln.apply(&mut x);
         assert_eq!(x, [-1.0, 3.0]);
@@ -165,6 +277,9 @@ mod tests {
     fn gelu_is_exact_at_known_points() {
         let mut x = [0.0, 1.0, -1.0];
         Activation::Gelu.apply(&mut x);
-        assert!((x[1] - 0.841_344_7).abs() < 1e-6 && (x[2] + 0.158_655_3).abs() < 1e-6 && x[0] == 0.0, "{x:?}");
+        assert!(
+            (x[1] - 0.841_344_7).abs() < 1e-6 && (x[2] + 0.158_655_3).abs() < 1e-6 && x[0] == 0.0,
+            "{x:?}"
+        );
     }
 }

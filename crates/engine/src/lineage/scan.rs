@@ -143,17 +143,22 @@ pub fn build(source: LineageSource, groups: Vec<Vec<FileRef>>) -> Result<Arc<dyn
         None => ObjectStoreUrl::local_filesystem(),
     };
     let bytes: u64 = groups.iter().flatten().map(FileRef::bytes).sum();
-    let mut file_groups = Vec::with_capacity(groups.len());
+    let mut file_groups = Vec::with_capacity(groups.len().max(1));
     for g in groups {
         let files: Vec<PartitionedFile> = g.iter().map(partitioned).collect::<Result<_>>()?;
         file_groups.push(FileGroup::new(files));
     }
+    // A scan of no files (a folder an earlier statement has not written yet, as `tokq explain`
+    // plans it) is one empty partition, not none: DataFusion's planner takes zero partitions for
+    // one and skips the merge a window or a sort over the whole input needs, which its sanity
+    // check then refuses.
+    if file_groups.is_empty() {
+        file_groups.push(FileGroup::new(Vec::new()));
+    }
     // The bytes on disk, as an inexact size: a join whose other side is small (a stage's table of
     // sources, exact duplicates or clusters beside the documents) then collects that side into
-    // every partition instead of hashing the documents, text and all, across partitions. A scan
-    // of no files has no partitions at all, which no join can collect: its size stays unknown.
-    let unknown = Statistics::new_unknown(source.table_schema.table_schema());
-    let statistics = if file_groups.is_empty() { unknown } else { unknown.with_total_byte_size(Precision::Inexact(bytes as usize)) };
+    // every partition instead of hashing the documents, text and all, across partitions.
+    let statistics = Statistics::new_unknown(source.table_schema.table_schema()).with_total_byte_size(Precision::Inexact(bytes as usize));
     // DataFusion lets idle partitions steal files from their siblings at run time; tokq's
     // partitions must hold exactly their groups, so that output files and packed rows do not
     // depend on timing.

@@ -1,0 +1,166 @@
+//! A `transformers` encoder folder (BERT, RoBERTa, XLM-RoBERTa): the model's tokenizer and
+//! truncation, the encoder, BERT's pooler and the sequence-classification head, as
+//! `AutoModelForSequenceClassification` and `AutoModel` compute them in fp32. Each document is
+//! one sequence with no padding, so its outputs never depend on other documents.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::config::{Config, Family, Problem};
+use super::encoder::Encoder;
+use super::input::Input;
+use super::ops::Linear;
+use super::weights::Weights;
+use super::{Fault, Pooling};
+
+/// The classification head over the first token.
+enum Head {
+    /// BERT: the pooler (`dense`, tanh), then `classifier`.
+    Bert { classifier: Linear },
+    /// RoBERTa: `classifier.dense`, tanh, `classifier.out_proj`.
+    Roberta { dense: Linear, out: Linear },
+}
+
+/// A loaded encoder folder.
+pub(crate) struct Transformer {
+    config: Config,
+    input: Input,
+    encoder: Encoder,
+    pooler: Option<Linear>,
+    head: Option<Head>,
+}
+
+impl Transformer {
+    /// The encoder folder `dir`, whose `config.json` holds `config`; the caller has checked that
+    /// `model.safetensors` is there.
+    pub(crate) fn load(dir: &Path, config: &str) -> Result<Self, Fault> {
+        let config = Config::parse(config).map_err(|e| Fault::file("config.json", e))?;
+        let bytes = std::fs::read(dir.join("model.safetensors"))
+            .map_err(|e| Fault::file("model.safetensors", e.to_string()))?;
+        let weights = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
+        let input = Input::load(dir, config.max_tokens(), config.vocab)
+            .map_err(|(file, cause)| Fault::File(file, cause))?;
+        Self::build(&weights, config, input).map_err(|e| Fault::file("model.safetensors", e))
+    }
+
+    fn build(w: &Weights, config: Config, input: Input) -> Result<Self, String> {
+        let h = config.hidden;
+        let n = config.labels.len();
+        // A task model keeps the encoder under `bert.`/`roberta.`; a bare one at the top.
+        let prefix = if w.has(&format!(
+            "{}.embeddings.word_embeddings.weight",
+            config.prefix
+        )) {
+            format!("{}.", config.prefix)
+        } else {
+            String::new()
+        };
+        let encoder = Encoder::load(w, &config, &prefix)?;
+        let pooler = w
+            .has(&format!("{prefix}pooler.dense.weight"))
+            .then(|| Linear::load(w, &format!("{prefix}pooler.dense"), h, h))
+            .transpose()?;
+        let head = match config.family {
+            Family::Bert if w.has("classifier.weight") => Some(Head::Bert {
+                classifier: Linear::load(w, "classifier", h, n)?,
+            }),
+            Family::Roberta if w.has("classifier.out_proj.weight") => Some(Head::Roberta {
+                dense: Linear::load(w, "classifier.dense", h, h)?,
+                out: Linear::load(w, "classifier.out_proj", h, n)?,
+            }),
+            _ => None,
+        };
+        if matches!(head, Some(Head::Bert { .. })) && pooler.is_none() {
+            return Err(format!("a BERT classifier without {prefix}pooler.dense: the file holds only part of the model"));
+        }
+        Ok(Self {
+            config,
+            input,
+            encoder,
+            pooler,
+            head,
+        })
+    }
+
+    /// The label names, by id (`id2label`).
+    pub(crate) fn labels(&self) -> &[Arc<str>] {
+        &self.config.labels
+    }
+
+    /// What the logits mean.
+    pub(crate) fn problem(&self) -> Problem {
+        self.config.problem
+    }
+
+    /// Whether the folder holds a classification head.
+    pub(crate) fn has_head(&self) -> bool {
+        self.head.is_some()
+    }
+
+    /// Whether the folder holds BERT's pooler.
+    pub(crate) fn has_pooler(&self) -> bool {
+        self.pooler.is_some()
+    }
+
+    /// The last hidden states of `text` (`tokens x hidden`) and its number of tokens.
+    fn hidden(&self, text: &str) -> Result<(Vec<f32>, usize), Fault> {
+        let (mut ids, mut types) = (Vec::new(), Vec::new());
+        self.input.encode(text, &mut ids, &mut types)?;
+        let states = self
+            .encoder
+            .forward(&ids, &types)
+            .map_err(|e| Fault::file("tokenizer.json", e))?;
+        Ok((states, ids.len()))
+    }
+
+    /// The `[CLS]` state through BERT's pooler: `tanh(W · h + b)`.
+    fn pool(&self, first: &[f32]) -> Result<Vec<f32>, Fault> {
+        let pooler = self.pooler.as_ref().ok_or_else(|| {
+            Fault::file(
+                "model.safetensors",
+                "holds no pooler (pooler.dense): use pooling 'mean' or 'cls'".into(),
+            )
+        })?;
+        let mut out = Vec::new();
+        pooler.apply(first, 1, &mut out);
+        out.iter_mut().for_each(|v| *v = v.tanh());
+        Ok(out)
+    }
+
+    /// The classifier's logits for `text`: one per label.
+    pub(crate) fn logits(&self, text: &str) -> Result<Vec<f32>, Fault> {
+        let Some(head) = &self.head else {
+            return Err(Fault::file("model.safetensors", "holds no classification head (classifier.*): use model_embed, or a ...ForSequenceClassification model".into()));
+        };
+        let (states, _) = self.hidden(text)?;
+        let first = &states[..self.config.hidden];
+        let mut out = Vec::new();
+        match head {
+            Head::Bert { classifier } => classifier.apply(&self.pool(first)?, 1, &mut out),
+            Head::Roberta { dense, out: proj } => {
+                let mut a = Vec::new();
+                dense.apply(first, 1, &mut a);
+                a.iter_mut().for_each(|v| *v = v.tanh());
+                proj.apply(&a, 1, &mut out);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One vector for `text`, pooled from the last hidden states.
+    pub(crate) fn embed(&self, text: &str, pooling: Pooling) -> Result<Vec<f32>, Fault> {
+        let (states, tokens) = self.hidden(text)?;
+        let h = self.config.hidden;
+        Ok(match pooling {
+            Pooling::Cls => states[..h].to_vec(),
+            Pooling::Mean => {
+                let mut sum = vec![0.0f32; h];
+                for row in states.chunks_exact(h) {
+                    sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                }
+                sum.iter().map(|s| s / tokens as f32).collect()
+            }
+            Pooling::Pooler => self.pool(&states[..h])?,
+        })
+    }
+}
