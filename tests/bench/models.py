@@ -82,7 +82,8 @@ def tokq_run(tokq, tmp, folder, docs_path, partitions, sql=SQL):
         f.write(sql.replace("${model}", folder))
     out = os.path.join(tmp, f"out-{partitions}")
     shutil.rmtree(out, ignore_errors=True)
-    pin = ["taskset", "-c", "0"] if partitions == 1 and shutil.which("taskset") else []
+    # One core per partition: this process is pinned to core 0, and a child would inherit that.
+    pin = ["taskset", "-c", f"0-{partitions - 1}"] if shutil.which("taskset") else []
     t0 = time.perf_counter()
     subprocess.run(pin + [tokq, "run", recipe, "--quiet", "--partitions", str(partitions), "--set", f"input={docs_path}",
                           "--set", f"output={out}/"], check=True, stdout=subprocess.DEVNULL)
@@ -94,10 +95,14 @@ def tokq_run(tokq, tmp, folder, docs_path, partitions, sql=SQL):
     return took, rows
 
 
-def write_docs(path, texts):
-    with open(path, "w", encoding="utf-8") as f:
-        for i, t in enumerate(texts):
-            f.write(json.dumps({"id": str(i), "text": t}) + "\n")
+def write_docs(folder, texts, files=4):
+    """The documents in `files` JSONL files, as tokq spreads whole files over partitions; their glob."""
+    os.makedirs(folder, exist_ok=True)
+    for part in range(files):
+        with open(os.path.join(folder, f"part-{part}.jsonl"), "w", encoding="utf-8") as f:
+            for i in range(part, len(texts), files):
+                f.write(json.dumps({"id": str(i), "text": texts[i]}) + "\n")
+    return os.path.join(folder, "*.jsonl")
 
 
 def static(args, tmp, tok, texts):
@@ -105,8 +110,7 @@ def static(args, tmp, tok, texts):
     folder = os.path.join(tmp, "static")
     vectors = np.random.default_rng(0).normal(size=(tok.get_vocab_size(), 256)).astype(np.float32)
     StaticModel(vectors=vectors, tokenizer=tok, normalize=True).save_pretrained(folder)
-    docs_path = os.path.join(tmp, "static-docs.jsonl")
-    write_docs(docs_path, texts)
+    docs_path = write_docs(os.path.join(tmp, "static-docs"), texts)
     model = StaticModel.from_pretrained(folder)
     t0 = time.perf_counter()
     want = model.encode(texts, use_multiprocessing=False)
@@ -140,8 +144,7 @@ def main():
     print(f"{'model':36} {'transformers b1':>16} {'transformers b32':>17} {'tokq 1 partition':>17} {'vs faster':>10} {'tokq 2 partitions':>18}")
     tok = wordpiece(corpus)
     with tempfile.TemporaryDirectory() as tmp:
-        docs_path = os.path.join(tmp, "docs.jsonl")
-        write_docs(docs_path, texts)
+        docs_path = write_docs(os.path.join(tmp, "docs"), texts)
         for name, shape in SHAPES.items():
             folder = os.path.join(tmp, "model")
             shutil.rmtree(folder, ignore_errors=True)
