@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::ops::Linear;
 use super::weights::Weights;
 use super::{Fault, Problem};
+use crate::tokenize::hf::model_vocab;
 use crate::tokenize::{cached, EncodeOptions, Tokenizer, DEFAULT_CHUNK_BYTES};
 
 /// The most tokens `encode` reads of a text where `config.json` does not say (model2vec's default).
@@ -229,7 +230,8 @@ impl StaticModel {
                 &mut ids,
             )?,
         }
-        // The tokenizer is the model's (checked at load), so every id has a weight and a row.
+        // Every id the tokenizer gives is below its vocabulary's size, which the tables were
+        // checked against at load, so each has a weight and a row.
         let kept = ids.into_iter().filter(|&id| Some(id) != self.unk);
         let mut sum = vec![0.0f64; self.dim];
         let mut count = 0usize;
@@ -264,7 +266,7 @@ impl StaticModel {
 /// What `model2vec` reads of the tokenizer's vocabulary (`get_vocab()`, added tokens included).
 struct Vocabulary {
     /// Token strings to ids.
-    ids: std::collections::HashMap<String, u32>,
+    ids: rustc_hash::FxHashMap<String, u32>,
     /// One past the largest id.
     size: usize,
     /// The median length in characters of the tokens, rounded down, at least 1.
@@ -273,17 +275,7 @@ struct Vocabulary {
 
 impl Vocabulary {
     fn of(json: &Value) -> Self {
-        let mut ids: std::collections::HashMap<String, u32> = match &json["model"]["vocab"] {
-            Value::Object(m) => m
-                .iter()
-                .filter_map(|(t, id)| Some((t.clone(), u32::try_from(id.as_u64()?).ok()?)))
-                .collect(),
-            Value::Array(pieces) => (0u32..)
-                .zip(pieces)
-                .filter_map(|(id, p)| Some((p.get(0)?.as_str()?.to_string(), id)))
-                .collect(),
-            _ => Default::default(),
-        };
+        let mut ids = model_vocab(json);
         for t in json["added_tokens"].as_array().into_iter().flatten() {
             if let (Some(content), Some(id)) = (
                 t["content"].as_str(),

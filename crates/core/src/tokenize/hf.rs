@@ -21,18 +21,7 @@ impl HfTokenizer {
     /// Reads a `tokenizer.json` (0.x files are upgraded in memory), with how its texts may be chunked.
     pub fn from_bytes(bytes: &[u8]) -> Result<(Self, ChunkStyle), String> {
         let mut json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        let vocab: FxHashMap<String, u32> = match &json["model"]["vocab"] {
-            // BPE, WordPiece, WordLevel: {token: id}.
-            serde_json::Value::Object(m) => {
-                m.iter().filter_map(|(t, id)| Some((t.clone(), u32::try_from(id.as_u64()?).ok()?))).collect()
-            }
-            // Unigram: [[token, score], ...], the id being the position.
-            serde_json::Value::Array(pieces) => (0u32..)
-                .zip(pieces)
-                .filter_map(|(id, p)| Some((p.get(0)?.as_str()?.to_string(), id)))
-                .collect(),
-            _ => FxHashMap::default(),
-        };
+        let vocab = model_vocab(&json);
         let added = json["added_tokens"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_u64());
         let size = vocab.values().map(|&id| u64::from(id)).chain(added).max().map_or(0, |id| id as usize + 1);
         let style = chunk_style(&json);
@@ -41,6 +30,18 @@ impl HfTokenizer {
         tokenizers::canonicalize_value(&mut json).map_err(|e| e.to_string())?;
         let inner = tokenizers::from_json(&json.to_string()).map_err(|e| e.to_string())?;
         Ok((Self { inner, vocab, size }, style))
+    }
+}
+
+/// The model's vocabulary of a parsed `tokenizer.json`, token to id, as the file spells it
+/// (added tokens not included).
+pub(crate) fn model_vocab(json: &serde_json::Value) -> FxHashMap<String, u32> {
+    match &json["model"]["vocab"] {
+        // BPE, WordPiece, WordLevel: {token: id}.
+        serde_json::Value::Object(m) => m.iter().filter_map(|(t, id)| Some((t.clone(), u32::try_from(id.as_u64()?).ok()?))).collect(),
+        // Unigram: [[token, score], ...], the id being the position.
+        serde_json::Value::Array(pieces) => (0u32..).zip(pieces).filter_map(|(id, p)| Some((p.get(0)?.as_str()?.to_string(), id))).collect(),
+        _ => FxHashMap::default(),
     }
 }
 
