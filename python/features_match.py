@@ -8,32 +8,45 @@ everything above it (DataFusion: 25 minutes). Exits non-zero naming the crates a
 
 from __future__ import annotations
 
-import collections
+import re
 import subprocess
 import sys
 
 
-def features(*args: str) -> dict[str, set[str]]:
-    """Each crate (name and version) with the feature sets it is built with (one per build
-    context: a crate built for build scripts may have other features than the same crate linked)."""
-    out = subprocess.run(["cargo", "tree", "-f", "{p}|{f}", "--prefix", "none", *args],
+def target_features(*args: str) -> dict[str, str]:
+    """Each crate (name and version) linked into the build's artifacts, with its features.
+
+    Only the target context is compared: cargo builds a crate once more, with other features, for
+    build scripts and proc-macros (the host), and comparing those copies too hid a difference
+    once (`either` with `default` for the tests and without it for the wheel: a full rebuild).
+    Build dependencies are left out by `-e`; the subtree under a proc-macro is skipped here."""
+    out = subprocess.run(["cargo", "tree", "-f", "{p}|{f}", "--prefix", "depth", *args],
                          capture_output=True, text=True, check=True).stdout
-    found: dict[str, set[str]] = collections.defaultdict(set)
+    found: dict[str, str] = {}
+    host_below: int | None = None  # depth of the proc-macro whose subtree is being skipped
     for line in out.splitlines():
-        crate, _, feats = line.removesuffix(" (*)").partition("|")
-        if crate:
-            found[crate.removesuffix(" (proc-macro)")].add(feats)
+        m = re.match(r"(\d+)(.*)", line)
+        if not m:
+            continue
+        depth, node = int(m.group(1)), m.group(2).removesuffix(" (*)")
+        if host_below is not None and depth > host_below:
+            continue
+        host_below = None
+        crate, _, feats = node.partition("|")
+        if crate.endswith(" (proc-macro)"):
+            host_below = depth
+            continue
+        found[crate] = feats
     return found
 
 
 def main() -> int:
-    tests = features("--workspace", "-e", "normal,build,dev")
-    wheel = features("-p", "tokq-python", "-e", "normal,build")
-    # A crate of the wheel built with a feature set the tests' build does not have is built anew.
-    differ = {c: (sorted(tests.get(c, ())), sorted(f)) for c, f in wheel.items()
-              if not c.startswith("tokq") and not f <= tests.get(c, set()) and c in tests}
+    tests = target_features("--workspace", "-e", "normal,dev")
+    wheel = target_features("-p", "tokq-python", "-e", "normal")
+    differ = {c: (tests[c], f) for c, f in wheel.items()
+              if not c.startswith("tokq") and c in tests and tests[c] != f}
     for crate, (t, w) in sorted(differ.items()):
-        print(f"{crate}: tests build {t}, wheel builds {w}")
+        print(f"{crate}: tests build [{t}], wheel builds [{w}]")
     if differ:
         print("the wheel would rebuild these crates and what depends on them: add the tests' features to "
               "crates/python/Cargo.toml (see the comment there)", file=sys.stderr)
