@@ -85,11 +85,6 @@ impl HfTokenizer {
     }
 }
 
-/// [`chunk_style`] of a file's bytes (`KeepSpace` where they are not JSON: nothing prepends).
-pub fn chunk_style_of(bytes: &[u8]) -> ChunkStyle {
-    serde_json::from_slice(bytes).map_or(ChunkStyle::KeepSpace, |json| chunk_style(&json))
-}
-
 /// SentencePiece-style files (Llama-2, Mistral) prepend '▁' to the whole text in the normalizer,
 /// so a chunk that starts at a space must drop that space and let the normalizer supply it.
 fn chunk_style(json: &serde_json::Value) -> ChunkStyle {

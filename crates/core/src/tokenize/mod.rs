@@ -118,13 +118,19 @@ impl Tokenizer {
             }
             TokenizerSpec::HuggingFace { uri } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
-                cut_style = hf::chunk_style_of(&bytes);
                 let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
                 match own {
-                    Ok(t) => (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None),
+                    Ok(t) => {
+                        // tokq's own encoder takes only files whose one normalizer that prepends is SentencePiece's.
+                        if t.normalizer() == fast::Normalizer::Metaspace {
+                            cut_style = ChunkStyle::DropSpace;
+                        }
+                        (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None)
+                    }
                     Err(reason) => {
                         let (t, style) = hf::HfTokenizer::from_bytes(&bytes)
                             .map_err(|e| err(format!("not a valid tokenizer.json: {e}")))?;
+                        cut_style = style;
                         (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(style), Some(reason))
                     }
                 }

@@ -10,6 +10,8 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
+use super::flat::FlatMap;
+
 /// Pieces up to this many bytes are merged by rescanning (cheap for short words); longer ones
 /// use a heap, so a megabyte-long run of one character stays O(n log n).
 const SCAN_LIMIT: usize = 96;
@@ -54,7 +56,7 @@ pub fn short_key(piece: &[u8]) -> Option<u128> {
 /// [`short_key`], so that a lookup is one probe with the key in the slot, where a byte-string
 /// key costs a pointer chase and a `memcmp`; the longer ones by their bytes.
 struct Vocab {
-    short: FxHashMap<u128, u32>,
+    short: FlatMap<u128, u32>,
     long: FxHashMap<Vec<u8>, u32>,
 }
 
@@ -62,13 +64,15 @@ impl Vocab {
     /// Later duplicates of a token win, as in a map built from the same pairs.
     fn new(tokens: impl IntoIterator<Item = (Vec<u8>, u32)>) -> Self {
         let tokens = tokens.into_iter();
-        let mut short = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0, Default::default());
+        let mut short = FlatMap::with_capacity(tokens.size_hint().0);
         let mut long = FxHashMap::default();
         for (token, id) in tokens {
             match short_key(&token) {
                 Some(key) => short.insert(key, id),
-                None => long.insert(token, id),
-            };
+                None => {
+                    long.insert(token, id);
+                }
+            }
         }
         Self { short, long }
     }
@@ -76,14 +80,14 @@ impl Vocab {
     #[inline]
     fn get(&self, bytes: &[u8]) -> Option<u32> {
         match short_key(bytes) {
-            Some(key) => self.short.get(&key).copied(),
+            Some(key) => self.short.get(key),
             None => self.long.get(bytes).copied(),
         }
     }
 
     /// Every token's bytes and id.
     fn for_each(&self, mut f: impl FnMut(&[u8], u32)) {
-        for (&key, &id) in &self.short {
+        for (key, id) in self.short.iter() {
             f(&key.to_le_bytes()[..(key >> 120) as usize], id);
         }
         for (token, &id) in &self.long {
@@ -97,7 +101,7 @@ pub struct BpeModel {
     vocab: Vocab,
     atoms: Atoms,
     /// (left id, right id) -> (rank, merged id)
-    merges: FxHashMap<u64, (u32, u32)>,
+    merges: FlatMap<u64, (u32, u32)>,
     /// A piece that is itself a token is emitted whole (tiktoken always; HF with `ignore_merges`).
     whole_first: bool,
 }
@@ -202,7 +206,7 @@ impl BpeModel {
         let vocab = Vocab::new(ranks);
         // Real tables have about 2.3 splits into two tokens per token (cl100k: 233k for 100k).
         let tokens = vocab.short.len() + vocab.long.len();
-        let mut merges = FxHashMap::with_capacity_and_hasher(tokens * 5 / 2, Default::default());
+        let mut merges = FlatMap::with_capacity(tokens * 5 / 2);
         vocab.for_each(|token, rank| {
             for k in 1..token.len() {
                 // The suffix is looked up only when the prefix is a token: most long prefixes are not.
@@ -219,7 +223,7 @@ impl BpeModel {
     /// order, both as raw bytes.
     pub fn from_merges(
         vocab: Vec<(Vec<u8>, u32)>,
-        merge_list: &[(Vec<u8>, Vec<u8>)],
+        merge_list: &MergeList,
         ignore_merges: bool,
     ) -> Result<Self, String> {
         let vocab = Vocab::new(vocab);
@@ -230,7 +234,7 @@ impl BpeModel {
     /// A Hugging Face SentencePiece-style BPE: vocabulary and merges as UTF-8 (`▁` for spaces).
     pub fn sentencepiece(
         vocab: Vec<(Vec<u8>, u32)>,
-        merge_list: &[(Vec<u8>, Vec<u8>)],
+        merge_list: &MergeList,
         ignore_merges: bool,
         unknown: Unknown,
     ) -> Result<Self, String> {
@@ -248,7 +252,7 @@ impl BpeModel {
         Ok(Self { vocab, atoms, merges, whole_first: ignore_merges })
     }
 
-    fn byte_level(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
+    fn byte_level(vocab: Vocab, merges: FlatMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
         let mut ids = [0u32; 256];
         for (byte, slot) in ids.iter_mut().enumerate() {
             *slot = vocab.get(&[byte as u8]).ok_or_else(|| {
@@ -257,7 +261,7 @@ impl BpeModel {
         }
         let mut pairs = vec![NO_MERGE; 1 << 16].into_boxed_slice();
         for (i, slot) in pairs.iter_mut().enumerate() {
-            *slot = merges.get(&pair(ids[i >> 8], ids[i & 0xFF])).copied().unwrap_or(NO_MERGE);
+            *slot = merges.get(pair(ids[i >> 8], ids[i & 0xFF])).unwrap_or(NO_MERGE);
         }
         Ok(Self { vocab, atoms: Atoms::Bytes { ids, pairs }, merges, whole_first })
     }
@@ -276,7 +280,7 @@ impl BpeModel {
 
     #[inline]
     fn merge_of(&self, a: u32, b: u32) -> Option<(u32, u32)> {
-        self.merges.get(&pair(a, b)).copied()
+        self.merges.get(pair(a, b))
     }
 
     /// Appends the ids of `piece` after merging.
@@ -475,22 +479,66 @@ fn keep_alive(out: &mut Vec<u32>, start: usize, alive: &[bool]) {
     out.truncate(kept);
 }
 
+/// Merges in priority order, the bytes of each one's two tokens side by side in one buffer: a
+/// file's 280k merges (Llama-3) cost no allocation each.
+#[derive(Default)]
+pub struct MergeList {
+    bytes: Vec<u8>,
+    /// Where each merge's left token ends and its right token ends in `bytes`.
+    ends: Vec<(usize, usize)>,
+}
+
+impl MergeList {
+    /// Adds a merge, each token's bytes appended to the list by `spell`.
+    pub fn push_with<E>(&mut self, a: &str, b: &str, mut spell: impl FnMut(&str, &mut Vec<u8>) -> Result<(), E>) -> Result<(), E> {
+        spell(a, &mut self.bytes)?;
+        let mid = self.bytes.len();
+        spell(b, &mut self.bytes)?;
+        self.ends.push((mid, self.bytes.len()));
+        Ok(())
+    }
+
+    /// Adds a merge of two tokens' bytes.
+    pub fn push(&mut self, a: &[u8], b: &[u8]) {
+        self.bytes.extend_from_slice(a);
+        let mid = self.bytes.len();
+        self.bytes.extend_from_slice(b);
+        self.ends.push((mid, self.bytes.len()));
+    }
+
+    /// The merges in priority order: the left token, the right one, and both (the merged token).
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8], &[u8])> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(mid, end)| {
+            let merge = (&self.bytes[start..mid], &self.bytes[mid..end], &self.bytes[start..end]);
+            start = end;
+            merge
+        })
+    }
+
+    /// How many merges there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
 /// (left id, right id) -> (rank, merged id) from merges in priority order.
-fn merge_table(vocab: &Vocab, merge_list: &[(Vec<u8>, Vec<u8>)]) -> Result<FxHashMap<u64, (u32, u32)>, String> {
-    let mut merges = FxHashMap::with_capacity_and_hasher(merge_list.len(), Default::default());
-    let mut merged = Vec::new();
-    for (rank, (a, b)) in merge_list.iter().enumerate() {
+fn merge_table(vocab: &Vocab, merge_list: &MergeList) -> Result<FlatMap<u64, (u32, u32)>, String> {
+    let mut merges = FlatMap::with_capacity(merge_list.len());
+    for (rank, (a, b, merged)) in merge_list.iter().enumerate() {
         let id = |t: &[u8]| {
             vocab.get(t).ok_or_else(|| {
                 format!("merge {} ('{}' + '{}') uses a token missing from the vocabulary", rank + 1,
                     String::from_utf8_lossy(a), String::from_utf8_lossy(b))
             })
         };
-        merged.clear();
-        merged.extend_from_slice(a);
-        merged.extend_from_slice(b);
         // Later duplicates win, as in the `tokenizers` crate's map.
-        merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(&merged)?));
+        merges.insert(pair(id(a)?, id(b)?), (rank as u32, id(merged)?));
     }
     Ok(merges)
 }
@@ -564,10 +612,10 @@ mod tests {
                 vocab.insert(format!("<0x{b:02X}>").into_bytes(), 100 + b);
             }
         }
-        let merges: Vec<(Vec<u8>, Vec<u8>)> = [("a", "b"), ("▁", "a"), ("▁a", "b"), ("▁", "é")]
-            .iter()
-            .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
-            .collect();
+        let mut merges = MergeList::default();
+        for (a, b) in [("a", "b"), ("▁", "a"), ("▁a", "b"), ("▁", "é")] {
+            merges.push(a.as_bytes(), b.as_bytes());
+        }
         BpeModel::sentencepiece(vocab.into_iter().collect(), &merges, false, unknown).unwrap()
     }
 

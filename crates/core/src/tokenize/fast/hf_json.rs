@@ -17,7 +17,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::bpe::{BpeModel, Unknown};
+use super::bpe::{BpeModel, MergeList, Unknown};
 use super::{AddedTokens, FastBpe, Normalizer, Split, Unicode};
 use crate::tokenize::spec::SplitPattern;
 
@@ -177,8 +177,19 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
         n => return Err(format!("normalizer {} is not supported (none, NFC, or SentencePiece's Prepend + Replace)", n["type"])),
     };
     // Byte-level files spell bytes as printable characters; SentencePiece files spell UTF-8.
-    let bytes: fn(&str) -> Result<Vec<u8>, Unsupported> =
-        if sentencepiece { |t| Ok(t.as_bytes().to_vec()) } else { byte_level };
+    let spell: fn(&str, &mut Vec<u8>) -> Result<(), Unsupported> =
+        if sentencepiece {
+            |t, out| {
+                out.extend_from_slice(t.as_bytes());
+                Ok(())
+            }
+        } else {
+            byte_level
+        };
+    let bytes = |t: &str| {
+        let mut out = Vec::with_capacity(t.len());
+        spell(t, &mut out).map(|()| out)
+    };
     for (key, value, ok) in [
         ("dropout", &model.dropout, model.dropout.is_null()),
         ("byte_fallback", &model.byte_fallback, model.byte_fallback != true || sentencepiece),
@@ -194,7 +205,10 @@ pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
         .iter()
         .map(|(token, id)| Ok((bytes(&token.0)?, u32::try_from(*id).map_err(|_| format!("bad id for '{}'", token.0))?)))
         .collect::<Result<Vec<_>, Unsupported>>()?;
-    let merges = model.merges.iter().map(|Merge(a, b)| Ok((bytes(&a.0)?, bytes(&b.0)?))).collect::<Result<Vec<_>, Unsupported>>()?;
+    let mut merges = MergeList::default();
+    for Merge(a, b) in &model.merges {
+        merges.push_with(&a.0, &b.0, spell)?;
+    }
     let ignore_merges = model.ignore_merges == true;
     let bpe = if sentencepiece {
         if let Some((token, _)) = vocab.iter().find(|(t, _)| joins_metaspace(&t.0)) {
@@ -284,12 +298,11 @@ static BYTE_OF_CHAR: LazyLock<[Option<u8>; 324]> = LazyLock::new(|| {
     table
 });
 
-fn byte_level(token: &str) -> Result<Vec<u8>, Unsupported> {
-    token
-        .chars()
-        .map(|c| BYTE_OF_CHAR.get(c as usize).copied().flatten())
-        .collect::<Option<Vec<u8>>>()
-        .ok_or_else(|| format!("token {token:?} is not byte-level"))
+fn byte_level(token: &str, out: &mut Vec<u8>) -> Result<(), Unsupported> {
+    for c in token.chars() {
+        out.push(BYTE_OF_CHAR.get(c as usize).copied().flatten().ok_or_else(|| format!("token {token:?} is not byte-level"))?);
+    }
+    Ok(())
 }
 
 fn added_tokens(list: &Value, normalizer: Normalizer) -> Result<AddedTokens, Unsupported> {

@@ -10,6 +10,7 @@
 pub mod bpe;
 pub mod cache;
 pub mod classes;
+mod flat;
 pub mod hf_json;
 pub mod split;
 mod added;
@@ -106,6 +107,11 @@ impl FastBpe {
         self
     }
 
+    /// The normalization before pre-tokenization.
+    pub fn normalizer(&self) -> Normalizer {
+        self.normalizer
+    }
+
     /// What the caches hold, over every thread.
     pub fn cache_stats(&self) -> CacheStats {
         let mut s = CacheStats::default();
@@ -139,9 +145,8 @@ impl FastBpe {
             .unwrap_or_else(|p| p.into_inner());
         for piece in split::pieces(text, self.split, self.classes) {
             let bytes = piece.as_bytes();
-            let key = cache::hot_key(bytes);
-            if let Some(id) = key.and_then(|k| cache.hot(k)) {
-                out.push(id);
+            let key = cache::front_key(bytes);
+            if key.is_some_and(|k| cache.front(k, out)) {
                 continue;
             }
             let start = out.len();
@@ -151,8 +156,8 @@ impl FastBpe {
                 self.model.merge(bytes, out);
                 cache.insert(bytes, start, out);
             }
-            if let (Some(k), [id]) = (key, &out[start..]) {
-                cache.put_hot(k, *id);
+            if let Some(k) = key {
+                cache.put_front(k, &out[start..]);
             }
         }
     }
