@@ -118,20 +118,32 @@ impl Tokenizer {
             }
             TokenizerSpec::HuggingFace { uri } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
-                let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
+                // The file's hash and tokq's Unicode tables are made beside the parse and the merge
+                // table, on a second core where there is one: loading is serial time before any
+                // partition starts.
+                let (own, sha256) = std::thread::scope(|s| {
+                    let side = s.spawn(|| {
+                        if !reference {
+                            fast::classes::Classes::of(fast::Unicode::Tokenizers);
+                        }
+                        sha256_hex(&bytes)
+                    });
+                    let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
+                    (own, side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                });
                 match own {
                     Ok(t) => {
                         // tokq's own encoder takes only files whose one normalizer that prepends is SentencePiece's.
                         if t.normalizer() == fast::Normalizer::Metaspace {
                             cut_style = ChunkStyle::DropSpace;
                         }
-                        (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), None, None)
+                        (Box::new(t) as Box<dyn Encode>, sha256, None, None)
                     }
                     Err(reason) => {
                         let (t, style) = hf::HfTokenizer::from_bytes(&bytes)
                             .map_err(|e| err(format!("not a valid tokenizer.json: {e}")))?;
                         cut_style = style;
-                        (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(style), Some(reason))
+                        (Box::new(t) as Box<dyn Encode>, sha256, Some(style), Some(reason))
                     }
                 }
             }

@@ -156,6 +156,45 @@ fn run(b: Text, mut i: usize, max: usize, keep: impl Fn(u8) -> bool) -> usize {
     i
 }
 
+/// How many of the eight bytes of `x` (first byte lowest) are ASCII letters before the first
+/// that is not. Each byte is folded to lower case with its top bit cleared, so adding to it
+/// never carries into the next; the top bit of each sum then says `>= 'a'` and `> 'z'`.
+#[inline(always)]
+fn ascii_letters(x: u64) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let folded = (x | 0x20 * ONES) & !HIGH;
+    let from_a = folded + (0x80 - b'a' as u64) * ONES;
+    let past_z = folded + (0x80 - b'z' as u64 - 1) * ONES;
+    let letters = from_a & !past_z & !x & HIGH;
+    ((!letters & HIGH).trailing_zeros() / 8) as usize
+}
+
+/// `\p{L}+` from `i`: the end of the run of letters, eight ASCII bytes at a time while they
+/// last (a word of English is one or two steps), one character at a time through the class
+/// table otherwise.
+#[inline(always)]
+fn letter_run(b: Text, mut i: usize) -> usize {
+    loop {
+        while let Some(chunk) = b.get(i..i + 8) {
+            let n = ascii_letters(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+            i += n;
+            if n < 8 {
+                break;
+            }
+        }
+        // The end of the run, or a letter that is not ASCII, or the last few bytes.
+        if i >= b.len() {
+            return i;
+        }
+        let (f, len) = class(b, i);
+        if f & LETTER == 0 {
+            return i;
+        }
+        i += len;
+    }
+}
+
 /// `'s|'t|'re|'ve|'m|'ll|'d` at `i`, case-insensitively (`(?i:...)`, where `ſ` folds to `s`) or not.
 #[inline]
 fn contraction(b: Text, i: usize, fold: bool) -> Option<usize> {
@@ -205,6 +244,10 @@ fn r50k(b: Text, i: usize) -> usize {
         return whitespace(b, i, false);
     }
     let kind = f & (LETTER | NUMBER);
+    // No character is both a letter and a number or a space.
+    if kind == LETTER {
+        return letter_run(b, j);
+    }
     run(b, j, usize::MAX, |g| g & SPACE == 0 && g & (LETTER | NUMBER) == kind)
 }
 
@@ -215,13 +258,12 @@ fn cl100k(b: Text, i: usize, max_digits: usize) -> usize {
         return end;
     }
     let (f, len) = class(b, i);
-    let letters = |from| run(b, from, usize::MAX, |g| g & LETTER != 0);
     if f & LETTER != 0 {
-        return letters(i);
+        return letter_run(b, i);
     }
     let prefix = f & NUMBER == 0 && b[i] != b'\r' && b[i] != b'\n';
     if prefix && flags(b, i + len) & LETTER != 0 {
-        return letters(i + len);
+        return letter_run(b, i + len);
     }
     if f & NUMBER != 0 {
         return run(b, i, max_digits, |g| g & NUMBER != 0);

@@ -10,6 +10,13 @@ const ALPHABET: &[char] = &[
     '\'', '\'', 's', 't', 'r', 'e', 'v', 'l', 'm', 'd', 'S', 'L', 'ſ', '/', '!', '.', '😀', '\u{FFFD}',
 ];
 
+/// Mostly ASCII letters, so that words run past the eight bytes [`ascii_letters`] takes at once,
+/// and the characters around the edges of that step: the neighbours of `a`-`z` and `A`-`Z`,
+/// non-ASCII letters, a mark and a digit.
+const WORDY: &[char] = &[
+    'a', 'b', 'k', 'y', 'z', 'A', 'M', 'Z', 'q', 'x', 'e', 't', '@', '[', '`', '{', '\'', 'é', 'ß', '中', '\u{301}', '1', ' ', '\n',
+];
+
 fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
     let re = fancy_regex::Regex::new(pattern.regex()).unwrap();
     re.find_iter(text).map(|m| m.unwrap().as_str().to_string()).collect()
@@ -27,6 +34,14 @@ proptest! {
 
     #[test]
     fn pieces_equal_the_regex(chars in proptest::collection::vec(proptest::sample::select(ALPHABET), 0..40)) {
+        let text: String = chars.into_iter().collect();
+        for p in PATTERNS {
+            prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);
+        }
+    }
+
+    #[test]
+    fn pieces_equal_the_regex_on_long_words(chars in proptest::collection::vec(proptest::sample::select(WORDY), 0..80)) {
         let text: String = chars.into_iter().collect();
         for p in PATTERNS {
             prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);
@@ -64,4 +79,16 @@ fn metaspace_pieces_start_at_each_run_of_metaspaces() {
     assert_eq!(cut("ab▁c"), ["ab", "▁c"]);
     assert_eq!(cut("▁▁▁"), ["▁▁▁"]);
     assert_eq!(cut(""), Vec::<&str>::new());
+}
+
+#[test]
+fn ascii_letters_counts_the_leading_letters_for_every_byte_value() {
+    for byte in 0..=255u8 {
+        for at in 0..8 {
+            let mut word = *b"abcdWXYZ";
+            word[at] = byte;
+            let want = if byte.is_ascii_alphabetic() { 8 } else { at };
+            assert_eq!(ascii_letters(u64::from_le_bytes(word)), want, "{byte:#04x} at {at}");
+        }
+    }
 }
