@@ -10,8 +10,6 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::flat::FlatMap;
-
 /// Pieces up to this many bytes are merged by rescanning (cheap for short words); longer ones
 /// use a heap, so a megabyte-long run of one character stays O(n log n).
 const SCAN_LIMIT: usize = 96;
@@ -56,7 +54,7 @@ pub fn short_key(piece: &[u8]) -> Option<u128> {
 /// [`short_key`], so that a lookup is one probe with the key in the slot, where a byte-string
 /// key costs a pointer chase and a `memcmp`; the longer ones by their bytes.
 struct Vocab {
-    short: FlatMap<u128, u32>,
+    short: FxHashMap<u128, u32>,
     long: FxHashMap<Vec<u8>, u32>,
 }
 
@@ -64,15 +62,13 @@ impl Vocab {
     /// Later duplicates of a token win, as in a map built from the same pairs.
     fn new(tokens: impl IntoIterator<Item = (Vec<u8>, u32)>) -> Self {
         let tokens = tokens.into_iter();
-        let mut short = FlatMap::with_capacity(tokens.size_hint().0);
+        let mut short = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0, Default::default());
         let mut long = FxHashMap::default();
         for (token, id) in tokens {
             match short_key(&token) {
                 Some(key) => short.insert(key, id),
-                None => {
-                    long.insert(token, id);
-                }
-            }
+                None => long.insert(token, id),
+            };
         }
         Self { short, long }
     }
@@ -80,14 +76,14 @@ impl Vocab {
     #[inline]
     fn get(&self, bytes: &[u8]) -> Option<u32> {
         match short_key(bytes) {
-            Some(key) => self.short.get(key),
+            Some(key) => self.short.get(&key).copied(),
             None => self.long.get(bytes).copied(),
         }
     }
 
     /// Every token's bytes and id.
     fn for_each(&self, mut f: impl FnMut(&[u8], u32)) {
-        for (key, id) in self.short.iter() {
+        for (&key, &id) in &self.short {
             f(&key.to_le_bytes()[..(key >> 120) as usize], id);
         }
         for (token, &id) in &self.long {
@@ -101,7 +97,7 @@ pub struct BpeModel {
     vocab: Vocab,
     atoms: Atoms,
     /// (left id, right id) -> (rank, merged id)
-    merges: FlatMap<u64, (u32, u32)>,
+    merges: FxHashMap<u64, (u32, u32)>,
     /// A piece that is itself a token is emitted whole (tiktoken always; HF with `ignore_merges`).
     whole_first: bool,
 }
@@ -206,7 +202,7 @@ impl BpeModel {
         let vocab = Vocab::new(ranks);
         // Real tables have about 2.3 splits into two tokens per token (cl100k: 233k for 100k).
         let tokens = vocab.short.len() + vocab.long.len();
-        let mut merges = FlatMap::with_capacity(tokens * 5 / 2);
+        let mut merges = FxHashMap::with_capacity_and_hasher(tokens * 5 / 2, Default::default());
         vocab.for_each(|token, rank| {
             for k in 1..token.len() {
                 // The suffix is looked up only when the prefix is a token: most long prefixes are not.
@@ -252,7 +248,7 @@ impl BpeModel {
         Ok(Self { vocab, atoms, merges, whole_first: ignore_merges })
     }
 
-    fn byte_level(vocab: Vocab, merges: FlatMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
+    fn byte_level(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {
         let mut ids = [0u32; 256];
         for (byte, slot) in ids.iter_mut().enumerate() {
             *slot = vocab.get(&[byte as u8]).ok_or_else(|| {
@@ -261,7 +257,7 @@ impl BpeModel {
         }
         let mut pairs = vec![NO_MERGE; 1 << 16].into_boxed_slice();
         for (i, slot) in pairs.iter_mut().enumerate() {
-            *slot = merges.get(pair(ids[i >> 8], ids[i & 0xFF])).unwrap_or(NO_MERGE);
+            *slot = merges.get(&pair(ids[i >> 8], ids[i & 0xFF])).copied().unwrap_or(NO_MERGE);
         }
         Ok(Self { vocab, atoms: Atoms::Bytes { ids, pairs }, merges, whole_first })
     }
@@ -280,7 +276,7 @@ impl BpeModel {
 
     #[inline]
     fn merge_of(&self, a: u32, b: u32) -> Option<(u32, u32)> {
-        self.merges.get(pair(a, b))
+        self.merges.get(&pair(a, b)).copied()
     }
 
     /// Appends the ids of `piece` after merging.
@@ -528,8 +524,8 @@ impl MergeList {
 }
 
 /// (left id, right id) -> (rank, merged id) from merges in priority order.
-fn merge_table(vocab: &Vocab, merge_list: &MergeList) -> Result<FlatMap<u64, (u32, u32)>, String> {
-    let mut merges = FlatMap::with_capacity(merge_list.len());
+fn merge_table(vocab: &Vocab, merge_list: &MergeList) -> Result<FxHashMap<u64, (u32, u32)>, String> {
+    let mut merges = FxHashMap::with_capacity_and_hasher(merge_list.len(), Default::default());
     for (rank, (a, b, merged)) in merge_list.iter().enumerate() {
         let id = |t: &[u8]| {
             vocab.get(t).ok_or_else(|| {

@@ -10,7 +10,6 @@
 pub mod bpe;
 pub mod cache;
 pub mod classes;
-mod flat;
 pub mod hf_json;
 pub mod split;
 mod added;
