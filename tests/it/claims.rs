@@ -99,6 +99,20 @@ fn a_lock_left_by_a_dead_process_on_this_host_is_taken_over_one_from_elsewhere_i
 }
 
 #[test]
+fn an_empty_or_damaged_lock_is_taken_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 2, 50);
+    std::fs::create_dir_all(&job.out).unwrap();
+    let lock = job.out.join("_tokq_lock.json");
+    for body in ["", r#"{"writer":"host pid"#, "not json"] {
+        std::fs::write(&lock, body).unwrap();
+        job.run(&[], &[]);
+        manifest_is_true(&job.out);
+        assert!(!lock.exists(), "a lock of {body:?} is taken over and released");
+    }
+}
+
+#[test]
 fn an_upload_cut_short_by_a_killed_writer_is_cleaned_up_by_the_rerun() {
     // The local store writes an upload to `<name>#1` and renames it when complete; a writer killed
     // in between leaves it (seen in CI after a cluster lost its scheduler). Its listing never

@@ -34,6 +34,15 @@ struct Holder {
     since: u64,
 }
 
+/// What reading a lock file found.
+enum Read {
+    Holder(Holder),
+    /// Bytes that name no holder.
+    Damaged,
+    /// No bytes: gone since, or the store failed.
+    Failed,
+}
+
 /// A held target: [`Claim::release`] removes the lock.
 pub struct Claim {
     store: Arc<dyn ObjectStore>,
@@ -81,9 +90,14 @@ impl Claim {
             let _ = deletion.await;
         }
         if !claim.try_lock().await? {
-            let holder = claim.holder().await;
+            let (holder, damaged) = match claim.holder().await {
+                Read::Holder(h) => (Some(h), false),
+                Read::Damaged => (None, true),
+                Read::Failed => (None, false),
+            };
             let ours_abandoned = holder.as_ref().is_none_or(|h| h.writer == *WRITER) && claim.abandoned();
-            if !(ours_abandoned || holder.as_ref().is_some_and(gone)) || !claim.retake().await? {
+            let stale = ours_abandoned || damaged || holder.as_ref().is_some_and(gone);
+            if !stale || !claim.retake().await? {
                 claim.released = true; // not ours to remove
                 let who = holder.map_or("a run whose lock cannot be read".to_string(), |h| {
                     format!("{}, holding it for {} s", h.writer, now_secs().saturating_sub(h.since))
@@ -92,6 +106,11 @@ impl Claim {
                     "output '{location}' is being written by another tokq run ({who}); wait for it to finish, or, \
                      if that run is gone, delete {LOCK_NAME} in that folder"
                 )));
+            }
+            if damaged {
+                log::warn!("took over the lock of output '{location}': its {LOCK_NAME} named no run (empty or cut short)");
+            } else if let Some(h) = holder.filter(|h| gone(h)) {
+                log::warn!("took over the lock of output '{location}' from {}, which is no longer running", h.writer);
             }
         }
         if let Err(e) = foreign_files(store, dir, location, recorded, overwrite).await {
@@ -125,9 +144,19 @@ impl Claim {
         }
     }
 
-    async fn holder(&self) -> Option<Holder> {
-        let bytes = self.store.get(&self.lock).await.ok()?.bytes().await.ok()?;
-        serde_json::from_slice(&bytes).ok()
+    /// What the lock file says. A lock is written whole or not at all (the stores create it
+    /// atomically), so bytes that are no holder (an empty file, a truncated one) are a lock that
+    /// no live run holds: a disk that filled up, a file a person made. A read that fails says
+    /// nothing about its holder.
+    async fn holder(&self) -> Read {
+        let bytes = match self.store.get(&self.lock).await {
+            Ok(got) => got.bytes().await,
+            Err(e) => Err(e),
+        };
+        match bytes {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_or(Read::Damaged, Read::Holder),
+            Err(_) => Read::Failed,
+        }
     }
 
     /// Takes over a lock whose process is gone (a run killed on this host).
