@@ -118,9 +118,9 @@ impl Tokenizer {
             }
             TokenizerSpec::HuggingFace { uri } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
-                // The file's hash and tokq's Unicode tables are made beside the parse and the merge
-                // table, on a second core where there is one: loading is serial time before any
-                // partition starts.
+                // The file's hash (and, for tokq's own encoder, its Unicode tables) are made beside
+                // the parse and the merge table, on a second core where there is one: loading is
+                // serial time before any partition starts.
                 let (own, sha256) = std::thread::scope(|s| {
                     let side = s.spawn(|| {
                         if !reference {

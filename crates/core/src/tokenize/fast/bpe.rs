@@ -536,14 +536,6 @@ impl MergeList {
         Ok(())
     }
 
-    /// Adds a merge of two tokens' bytes.
-    pub fn push(&mut self, a: &[u8], b: &[u8]) {
-        self.bytes.extend_from_slice(a);
-        let mid = self.bytes.len();
-        self.bytes.extend_from_slice(b);
-        self.ends.push((mid, self.bytes.len()));
-    }
-
     /// The merges in priority order: the left token, the right one, and both (the merged token).
     fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8], &[u8])> {
         let mut start = 0;
@@ -555,13 +547,8 @@ impl MergeList {
     }
 
     /// How many merges there are.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
 }
 
@@ -652,7 +639,11 @@ mod tests {
         }
         let mut merges = MergeList::default();
         for (a, b) in [("a", "b"), ("▁", "a"), ("▁a", "b"), ("▁", "é")] {
-            merges.push(a.as_bytes(), b.as_bytes());
+            let spell = |t: &str, out: &mut Vec<u8>| {
+                out.extend_from_slice(t.as_bytes());
+                Ok::<_, ()>(())
+            };
+            merges.push_with(a, b, spell).unwrap();
         }
         BpeModel::sentencepiece(vocab.into_iter().collect(), &merges, false, unknown).unwrap()
     }
