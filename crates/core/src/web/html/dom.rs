@@ -94,6 +94,27 @@ impl Dom {
         Some(self.nodes[id as usize].parent).filter(|&p| p != NONE)
     }
 
+    /// Whether `id` is `top` or under it.
+    pub fn within(&self, mut id: Id, top: Id) -> bool {
+        loop {
+            if id == top {
+                return true;
+            }
+            match self.parent(id) {
+                Some(p) => id = p,
+                None => return false,
+            }
+        }
+    }
+
+    pub fn first_child(&self, id: Id) -> Option<Id> {
+        Some(self.nodes[id as usize].first).filter(|&c| c != NONE)
+    }
+
+    pub fn next_sibling(&self, id: Id) -> Option<Id> {
+        Some(self.nodes[id as usize].next).filter(|&c| c != NONE)
+    }
+
     pub fn kind(&self, id: Id) -> &Kind {
         &self.nodes[id as usize].kind
     }

@@ -25,6 +25,11 @@ const MIN_MAIN: usize = 250;
 /// A short main text is replaced by the lenient pass's only when that gives this many times more
 /// (trafilatura's rule for preferring its second extractor).
 const LENIENT_GAIN: usize = 2;
+/// Repeated items replace the chosen text when they hold this many times as much...
+const LIST_GAIN: f64 = 1.5;
+/// ...and the main element has less than this: a longer one is an article, and repeated items
+/// beside it are teasers.
+const LIST_MAX_MAIN: usize = 2000;
 /// And at least this share of the whole page's text.
 const MIN_MAIN_SHARE: f64 = 0.35;
 
@@ -96,23 +101,40 @@ fn pick(html: &str, options: &Options) -> String {
     if lenient.len() > LENIENT_GAIN * text.len() { lenient } else { text }
 }
 
-/// The main text, or the whole page when the main element is too short or too small a share.
+/// The main text, or the whole page when the main element is too short or too small a share, or
+/// a list of repeated items when they hold more.
 fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
     let pruned = root::Pruned::new(dom, options.tables, strict);
-    let whole = || render::render(&render::blocks(&pruned, dom.root(), dom.root()));
+    let whole = || render::render(&render::blocks(&pruned, dom.root(), dom.root()), false);
     if !options.main_only {
         return whole();
     }
     let top = pruned.content_root();
-    let main = render::render(&render::blocks(&pruned, pruned.widen(top), top));
-    if top == dom.root() || main.len() < MIN_MAIN {
-        return whole();
+    let main = render::render(&render::blocks(&pruned, pruned.widen(top), top), false);
+    let main_len = main.len();
+    let chosen = if top == dom.root() || main.len() < MIN_MAIN {
+        whole()
+    } else {
+        let page = whole();
+        if (main.len() as f64) < MIN_MAIN_SHARE * page.len() as f64 { page } else { main }
+    };
+    // A listing, a collection or a thread: repeated items that hold more text than what was
+    // chosen from a short main element are the content (its paragraphs were one card's, or its
+    // cards were dropped as link lists).
+    if main_len < LIST_MAX_MAIN {
+        if let Some((list, text)) = pruned.items() {
+            let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len() as f64;
+            if enough(text) {
+                // Items inside the main element: the element read with its items' links kept.
+                let list = if dom.within(list, top) { top } else { list };
+                let listed = render::render(&render::blocks(&pruned, list, list), true);
+                if enough(listed.len()) {
+                    return listed;
+                }
+            }
+        }
     }
-    let page = whole();
-    if (main.len() as f64) < MIN_MAIN_SHARE * page.len() as f64 {
-        return page;
-    }
-    main
+    chosen
 }
 
 #[cfg(test)]
@@ -222,6 +244,49 @@ mod tests {
     fn a_furniture_role_left_open_around_the_article_does_not_hide_it() {
         let html = format!("<body><header role=banner><a href=/>Home</a><div class=content><p>{STORY}</p><p>{STORY}</p></div></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+    }
+
+    #[test]
+    fn a_hidden_container_holding_the_whole_page_is_read_but_a_hidden_menu_is_not() {
+        // React's streamed rendering keeps the body in `<div hidden id="S:0">` until its script runs.
+        let html = format!("<body><div hidden></div><div hidden id=\"S:0\"><main><p>{STORY}</p><p>{STORY}</p></main></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><div hidden><p>A hidden drawer of links and offers for the reader</p></div><p>{STORY}</p><p>{STORY}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+    }
+
+    #[test]
+    fn an_article_framed_in_a_fieldset_is_read() {
+        let html = format!("<body><h1><a href=/>Blog</a></h1><fieldset><legend>Week 2</legend><div class=body><p>{STORY}</p><p>{STORY}</p></div></fieldset></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+    }
+
+    #[test]
+    fn a_listing_is_its_cards_titles_and_summaries() {
+        // Each card: a linked title, a summary behind an aria-hidden link (visible to every
+        // reader), a linked author. The intro paragraph alone would be taken for the article.
+        let card = |i: usize| {
+            format!(
+                "<article class=card><h2><a href=/{i}>Story number {i} about the river and the bridge</a></h2>\
+                 <p><a href=/{i} aria-hidden=true>The water rose overnight and the town moved to the hill, story {i}.</a></p>\
+                 <a href=/a>Reporter</a></article>"
+            )
+        };
+        let cards: String = (0..8).map(card).collect();
+        let html = format!(
+            "<body><nav><a href=/>Home</a><a href=/t>Topics</a></nav><main><p>Everything we have written about rivers, \
+             floods and bridges in the valley, newest first.</p><section>{cards}</section></main><footer>Imprint</footer></body>"
+        );
+        let text = text(&html);
+        assert!(text.contains("Story number 0 about the river") && text.contains("the town moved to the hill, story 7."), "{text}");
+        assert!(!text.contains("Imprint") && !text.contains("Topics"), "{text}");
+    }
+
+    #[test]
+    fn a_menu_of_short_links_is_no_listing() {
+        let entries: String = (0..12).map(|i| format!("<li><a href=/{i}>Section {i}</a> <a href=/{i}/a>Archive {i}</a></li>")).collect();
+        let html = format!("<body><div class=top><ul>{entries}</ul></div><div><p>{STORY}</p></div></body>");
+        assert_eq!(text(&html), STORY);
     }
 
     #[test]

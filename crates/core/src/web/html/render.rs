@@ -142,21 +142,27 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
     b.done
 }
 
-/// The blocks that are main text, one per line.
-pub fn render(blocks: &[Block]) -> String {
+/// The blocks that are main text, one per line. In a `list` (a listing's cards, a collection's
+/// grid), links are the items' titles: link-heavy blocks and short edge lines stay.
+pub fn render(blocks: &[Block], list: bool) -> String {
     let keep: Vec<bool> = blocks
         .iter()
         .map(|b| {
             let links = b.link as f64 / b.text.len().max(1) as f64;
-            let navigation = !b.cell && (links > MAX_LINK_SHARE || (links > 0.0 && !b.heading && b.chars() < 10));
+            let navigation = !list && !b.cell && (links > MAX_LINK_SHARE || (links > 0.0 && !b.heading && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
             let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
             !navigation && !copyright && !beside
         })
         .collect();
     let paragraph = |(b, k): (&Block, &bool)| *k && !b.heading && b.chars() >= PARAGRAPH_CHARS;
-    let first = blocks.iter().zip(&keep).position(paragraph).unwrap_or(0);
-    let last = blocks.iter().zip(&keep).rposition(paragraph).unwrap_or(blocks.len());
+    let (first, last) = match list {
+        true => (0, blocks.len()),
+        false => (
+            blocks.iter().zip(&keep).position(paragraph).unwrap_or(0),
+            blocks.iter().zip(&keep).rposition(paragraph).unwrap_or(blocks.len()),
+        ),
+    };
     let mut out = String::new();
     for (i, b) in blocks.iter().enumerate() {
         if !keep[i] {

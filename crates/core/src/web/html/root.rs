@@ -16,6 +16,12 @@ const MIN_MARKED: usize = 250;
 const WIDEN: f64 = 3.0;
 /// A paragraph counts towards its parent's score only with this much text.
 const MIN_PARAGRAPH: usize = 25;
+/// Repeated items (cards, posts, rows) make a list only when this many of them hold text...
+const MIN_ITEMS: usize = 4;
+/// ...of at least this many bytes each (a menu's entries are shorter).
+const MIN_ITEM: usize = 20;
+/// And only when they hold this many text bytes per link: a menu's links are a word or two.
+const MIN_TEXT_PER_LINK: usize = 30;
 
 /// Trimmed text bytes under each node (`order` parents first), counting nothing under a node
 /// `skip` names.
@@ -41,8 +47,12 @@ pub struct Pruned<'d> {
     pub dom: &'d Dom,
     /// The node is dropped (itself, not counting its ancestors).
     dropped: Vec<bool>,
+    /// The node or one of its ancestors is dropped.
+    gone: Vec<bool>,
     /// Trimmed text bytes outside links under the node, dropped parts excluded.
     prose: Vec<usize>,
+    /// Trimmed text bytes under the node, links included, dropped parts excluded.
+    text: Vec<usize>,
     order: Vec<Id>,
 }
 
@@ -52,9 +62,17 @@ impl<'d> Pruned<'d> {
     pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
-        let never = |id: Id| match dom.kind(id) {
+        let by_tag = |id: Id| match dom.kind(id) {
             Kind::Element { marks, name, .. } => marks.never_text || (strict && marks.last_resort) || (!tables && &**name == "table"),
             _ => false,
+        };
+        // A hidden element is not text unless it holds most of the page: a page rendered by
+        // script keeps its whole body in a hidden container (React's streamed `<div hidden
+        // id="S:0">`) that the script reveals.
+        let tagged = text_below(dom, &order, by_tag);
+        let all = tagged[dom.root() as usize] as f64;
+        let never = |id: Id| {
+            by_tag(id) || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.hidden && (tagged[id as usize] as f64) < GUARD * all)
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.
@@ -76,7 +94,12 @@ impl<'d> Pruned<'d> {
         };
         let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || (strict && by_class(id))).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
-        Self { dom, dropped, prose, order }
+        let text = text_below(dom, &order, |id| dropped[id as usize]);
+        let mut gone = vec![false; n];
+        for &id in &order {
+            gone[id as usize] = dropped[id as usize] || dom.parent(id).is_some_and(|p| gone[p as usize]);
+        }
+        Self { dom, dropped, gone, prose, text, order }
     }
 
     /// `core`'s ancestors below `<body>`, climbed while each holds at most [`WIDEN`] times the
@@ -95,6 +118,56 @@ impl<'d> Pruned<'d> {
         top
     }
 
+    /// The element whose children repeat one tag and class most, weighed by the text they hold
+    /// (a listing's cards, a collection's grid, a forum's posts, a table's rows), with that text;
+    /// `None` when no element has [`MIN_ITEMS`] such children holding text.
+    pub fn items(&self) -> Option<(Id, usize)> {
+        let dom = self.dom;
+        // Links under each node: a menu's entries are all link, a few words each.
+        let mut links = vec![0usize; dom.nodes.len()];
+        for &id in self.order.iter().rev() {
+            if dom.name(id) == Some("a") && !self.gone[id as usize] {
+                links[id as usize] += 1;
+            }
+            if let Some(p) = dom.parent(id) {
+                links[p as usize] += links[id as usize];
+            }
+        }
+        let mut best: Option<(Id, usize)> = None;
+        let mut shapes: Vec<(u32, usize, usize, usize)> = Vec::new();
+        for &id in &self.order {
+            if !matches!(dom.kind(id), Kind::Element { .. }) || self.text[id as usize] == 0 || self.gone[id as usize] {
+                continue;
+            }
+            shapes.clear();
+            let mut child = dom.first_child(id);
+            while let Some(c) = child {
+                child = dom.next_sibling(c);
+                let Kind::Element { marks, name, .. } = dom.kind(c) else { continue };
+                // Items are blocks that hold several things; sibling paragraphs are an article's.
+                if !matches!(&**name, "li" | "div" | "article" | "section" | "tr" | "dd") || self.gone[c as usize] {
+                    continue;
+                }
+                let (text, n) = (self.text[c as usize], links[c as usize]);
+                match shapes.iter_mut().find(|s| s.0 == marks.shape) {
+                    Some(s) => {
+                        s.1 += usize::from(text >= MIN_ITEM);
+                        s.2 += text;
+                        s.3 += n;
+                    }
+                    None => shapes.push((marks.shape, usize::from(text >= MIN_ITEM), text, n)),
+                }
+            }
+            for &(_, items, text, links) in &shapes {
+                let menu = text < MIN_TEXT_PER_LINK * links;
+                if items >= MIN_ITEMS && !menu && best.is_none_or(|(_, t)| text > t) {
+                    best = Some((id, text));
+                }
+            }
+        }
+        best
+    }
+
     pub fn dropped(&self, id: Id) -> bool {
         self.dropped[id as usize]
     }
@@ -103,15 +176,13 @@ impl<'d> Pruned<'d> {
     /// parent of paragraphs holds more than twice as much; the document when there is neither.
     pub fn content_root(&self) -> Id {
         let dom = self.dom;
-        // Inside a dropped element, nothing is a candidate.
-        let mut inside_dropped = vec![false; dom.nodes.len()];
         let mut marked: Option<Id> = None;
         let mut score = vec![0usize; dom.nodes.len()];
         for &id in &self.order {
             let i = id as usize;
-            inside_dropped[i] = self.dropped[i] || dom.parent(id).is_some_and(|p| inside_dropped[p as usize]);
             let Kind::Element { marks, name, .. } = dom.kind(id) else { continue };
-            if inside_dropped[i] {
+            // Inside a dropped element, nothing is a candidate.
+            if self.gone[i] {
                 continue;
             }
             let prose = self.prose[i];

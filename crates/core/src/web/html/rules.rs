@@ -4,6 +4,7 @@
 //! `itemprop=articleBody`, `class="entry-content"`). The lists follow trafilatura's and
 //! readability's; a rule here is a word a web page uses, not a fit to any test page.
 
+use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
@@ -18,15 +19,16 @@ fn never_text(tag: &str) -> bool {
         tag,
         "script" | "style" | "iframe" | "svg" | "nav" | "footer" | "button" | "input" | "select"
             | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
-            | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math" | "fieldset"
+            | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math"
             | "rt" | "rp"
     )
 }
 
 /// Tags whose content is main text only on a page that has too little without it: a script-free
-/// copy of the page (Blogger puts whole posts in `<noscript>`) and asides (a lede in `<aside>`).
+/// copy of the page (Blogger puts whole posts in `<noscript>`), asides (a lede in `<aside>`) and
+/// fieldsets (a form's groups of controls, but old pages frame their whole article in one).
 fn last_resort(tag: &str) -> bool {
-    matches!(tag, "noscript" | "aside")
+    matches!(tag, "noscript" | "aside" | "fieldset")
 }
 
 /// ARIA roles of page furniture.
@@ -156,13 +158,17 @@ fn words_of(values: &[&str]) -> (bool, bool, bool) {
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
-pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style", "hidden", "aria-hidden"];
+pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style", "hidden"];
 
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Marks {
-    /// Never text: a tag [`never_text`] names, `hidden`, `aria-hidden=true` or `display:none`.
+    /// Never text: a tag [`never_text`] names.
     pub never_text: bool,
+    /// Hidden: `hidden` or `display:none`; not text unless it holds most of the page (decided
+    /// later). Not `aria-hidden`: it hides from screen readers what every reader sees (a card's
+    /// second link around its summary).
+    pub hidden: bool,
     /// A [`last_resort`] tag.
     pub last_resort: bool,
     /// Boilerplate by its class, id or a furniture role, unless it holds most of the page
@@ -172,6 +178,9 @@ pub struct Marks {
     pub beside_only: bool,
     /// Marked as the main content.
     pub content: bool,
+    /// A hash of the tag and class: elements that share it are drawn alike (a listing's cards,
+    /// a forum's posts).
+    pub shape: u32,
 }
 
 impl Marks {
@@ -183,7 +192,6 @@ impl Marks {
         };
         let role = attr("role").map(str::to_ascii_lowercase);
         let hidden = attr("hidden").is_some()
-            || attr("aria-hidden").is_some_and(|v| v.eq_ignore_ascii_case("true"))
             || attr("style").is_some_and(|s| {
                 // Most styles say neither; only those that might are read closely.
                 let lower = s.to_ascii_lowercase();
@@ -193,13 +201,19 @@ impl Marks {
                 }
             });
         let values: Vec<&str> = ["class", "id", "role", "itemprop"].into_iter().filter_map(attr).collect();
+        let shape = {
+            let mut h = rustc_hash::FxHasher::default();
+            (tag, attr("class")).hash(&mut h);
+            h.finish() as u32
+        };
         let (furniture_word, beside_word, content_word) = if values.is_empty() { (false, false, false) } else { words_of(&values) };
         let page = matches!(tag, "html" | "body" | "article" | "main");
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
         // `role=banner` header open around the whole article, and the guard then keeps it.
         let furniture_role = role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r));
         Marks {
-            never_text: never_text(tag) || hidden,
+            never_text: never_text(tag),
+            hidden,
             last_resort: last_resort(tag),
             boilerplate: !page && !content_word && (furniture_word || beside_word || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
@@ -207,6 +221,7 @@ impl Marks {
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
                 || content_word,
+            shape,
         }
     }
 
@@ -214,6 +229,7 @@ impl Marks {
     /// set counts. Those two tags are never boilerplate.
     pub fn add(&mut self, other: &Marks) {
         self.never_text |= other.never_text;
+        self.hidden |= other.hidden;
         self.content |= other.content;
     }
 }
@@ -235,8 +251,8 @@ mod tests {
     #[test]
     fn tags_attributes_and_class_words_mark_elements() {
         assert!(marks("script", &[]).never_text);
-        assert!(marks("div", &[("style", "color: red; display : none")]).never_text);
-        assert!(marks("div", &[("aria-hidden", "TRUE")]).never_text);
+        assert!(marks("div", &[("style", "color: red; display : none")]).hidden);
+        assert!(marks("div", &[("hidden", "")]).hidden);
         let nav = marks("div", &[("role", "Navigation")]);
         assert!(nav.boilerplate && !nav.beside_only && !nav.never_text);
         assert!(!marks("div", &[("role", "main")]).never_text);
@@ -251,7 +267,9 @@ mod tests {
         assert!(!marks("body", &[("class", "has-sidebar")]).boilerplate);
         assert!(marks("article", &[]).content);
         assert!(marks("div", &[("itemprop", "articleBody")]).content);
-        assert_eq!(marks("p", &[("class", "lead")]), Marks::default());
+        assert_eq!(marks("p", &[("class", "lead")]), Marks { shape: marks("p", &[("class", "lead")]).shape, ..Marks::default() });
+        assert_eq!(marks("li", &[("class", "card")]).shape, marks("li", &[("class", "card"), ("id", "x")]).shape);
+        assert_ne!(marks("li", &[("class", "card")]).shape, marks("div", &[("class", "card")]).shape);
     }
 
     #[test]
