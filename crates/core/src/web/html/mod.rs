@@ -22,9 +22,11 @@ use crate::quality::params::{Keys, Params};
 
 /// The main text must have this many bytes to win over the whole page.
 const MIN_MAIN: usize = 250;
-/// A short main text is replaced by the lenient pass's only when that gives this many times more
-/// (trafilatura's rule for preferring its second extractor).
-const LENIENT_GAIN: usize = 2;
+/// A main text shorter than this is read again by the lenient pass (a page's posts or paragraphs
+/// each classed as furniture leave only a fragment)...
+const LENIENT_BELOW: usize = 3000;
+/// ...and replaced by the lenient pass's only when that gives this many times more.
+const LENIENT_GAIN: usize = 4;
 /// Repeated items replace the chosen text when they hold this many times as much...
 const LIST_GAIN: f64 = 1.5;
 /// ...and the main element has less than this: a longer one is an article, and repeated items
@@ -35,6 +37,7 @@ const MIN_MAIN_SHARE: f64 = 0.35;
 
 const KEYS: &Keys<Options> = &[
     ("tables", |o, p, k, v| p.flag(k, v).map(|x| o.tables = x)),
+    ("precision", |o, p, k, v| p.flag(k, v).map(|x| o.precision = x)),
     (
         "mode",
         |o, p, _, v| {
@@ -55,16 +58,19 @@ pub struct Options {
     pub tables: bool,
     /// Keep only the main content (`true`), or the whole page with boilerplate pruned.
     pub main_only: bool,
+    /// Favour precision over recall, as FineWeb runs trafilatura (`favor_precision=True`): no
+    /// lists of repeated items, and the lenient second reading only for a nearly empty result.
+    pub precision: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { tables: true, main_only: true }
+        Self { tables: true, main_only: true, precision: false }
     }
 }
 
 impl Options {
-    /// `tables=true|false, mode=main|page`.
+    /// `tables=true|false, mode=main|page, precision=false|true`.
     pub fn parse(spec: &str) -> Result<Self, TokqError> {
         Params::parse("html_to_text", spec)?.apply(KEYS, Options::default())
     }
@@ -90,7 +96,7 @@ pub fn extract(html: &str, options: &Options) -> String {
 fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
     let text = main_text(&dom, options, true);
-    if text.len() >= MIN_MAIN {
+    if text.len() >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
         return text;
     }
     // Many small elements can each pass the pruning guard and together hold the whole text (a
@@ -121,7 +127,7 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
-    if main_len < LIST_MAX_MAIN {
+    if main_len < LIST_MAX_MAIN && !options.precision {
         if let Some((list, text)) = pruned.items() {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len() as f64;
             if enough(text) {
@@ -299,7 +305,8 @@ mod tests {
     #[test]
     fn options_are_checked() {
         assert_eq!(Options::parse("").unwrap(), Options::default());
-        assert_eq!(Options::parse("tables=false, mode=page").unwrap(), Options { tables: false, main_only: false });
+        assert_eq!(Options::parse("tables=false, mode=page").unwrap(), Options { tables: false, main_only: false, precision: false });
+        assert!(Options::parse("precision=true").unwrap().precision);
         let e = Options::parse("mode=fast").unwrap_err().to_string();
         assert!(e.contains("mode must be main or page, got 'fast'"), "{e}");
         assert!(Options::parse("links=true").unwrap_err().to_string().contains("unknown parameter 'links'"));
