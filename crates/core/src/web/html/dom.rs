@@ -52,6 +52,9 @@ pub struct Node {
 /// A parsed page: node 0 is the document.
 pub struct Dom {
     pub nodes: Vec<Node>,
+    /// Each text node's length without leading and trailing whitespace (0 for other nodes):
+    /// extraction sums it several times per page.
+    trimmed: Vec<u32>,
 }
 
 /// Where a walk is: entering a node, or leaving one it entered.
@@ -105,6 +108,11 @@ impl Dom {
                 None => return false,
             }
         }
+    }
+
+    /// The text node's length without leading and trailing whitespace; 0 for other nodes.
+    pub fn trimmed_len(&self, id: Id) -> usize {
+        self.trimmed[id as usize] as usize
     }
 
     pub fn first_child(&self, id: Id) -> Option<Id> {
@@ -265,7 +273,9 @@ impl TreeSink for Sink {
     type ElemName<'a> = Name;
 
     fn finish(self) -> Dom {
-        Dom { nodes: self.nodes.into_inner() }
+        let nodes = self.nodes.into_inner();
+        let trimmed = nodes.iter().map(|n| if let Kind::Text(t) = &n.kind { t.trim().len() as u32 } else { 0 }).collect();
+        Dom { nodes, trimmed }
     }
 
     // Malformed markup is the norm on the web; the tree builder already recovers as browsers do.

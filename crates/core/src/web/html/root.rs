@@ -29,7 +29,7 @@ fn text_below(dom: &Dom, order: &[Id], skip: impl Fn(Id) -> bool) -> Vec<usize> 
     let mut below = vec![0usize; dom.nodes.len()];
     for &id in order.iter().rev() {
         let own = match dom.kind(id) {
-            Kind::Text(t) => t.trim().len(),
+            Kind::Text(_) => dom.trimmed_len(id),
             _ if skip(id) => 0,
             Kind::Element { .. } | Kind::Document => below[id as usize],
             Kind::Other => 0,
@@ -51,8 +51,6 @@ pub struct Pruned<'d> {
     gone: Vec<bool>,
     /// Trimmed text bytes outside links under the node, dropped parts excluded.
     prose: Vec<usize>,
-    /// Trimmed text bytes under the node, links included, dropped parts excluded.
-    text: Vec<usize>,
     order: Vec<Id>,
 }
 
@@ -69,8 +67,9 @@ impl<'d> Pruned<'d> {
         // A hidden element is not text unless it holds most of the page: a page rendered by
         // script keeps its whole body in a hidden container (React's streamed `<div hidden
         // id="S:0">`) that the script reveals.
-        let tagged = text_below(dom, &order, by_tag);
-        let all = tagged[dom.root() as usize] as f64;
+        let hides = dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { marks, .. } if marks.hidden));
+        let tagged = if hides { text_below(dom, &order, by_tag) } else { Vec::new() };
+        let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
         let never = |id: Id| {
             by_tag(id) || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.hidden && (tagged[id as usize] as f64) < GUARD * all)
         };
@@ -94,12 +93,11 @@ impl<'d> Pruned<'d> {
         };
         let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || (strict && by_class(id))).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
-        let text = text_below(dom, &order, |id| dropped[id as usize]);
         let mut gone = vec![false; n];
         for &id in &order {
             gone[id as usize] = dropped[id as usize] || dom.parent(id).is_some_and(|p| gone[p as usize]);
         }
-        Self { dom, dropped, gone, prose, text, order }
+        Self { dom, dropped, gone, prose, order }
     }
 
     /// `core`'s ancestors below `<body>`, climbed while each holds at most [`WIDEN`] times the
@@ -123,6 +121,7 @@ impl<'d> Pruned<'d> {
     /// `None` when no element has [`MIN_ITEMS`] such children holding text.
     pub fn items(&self) -> Option<(Id, usize)> {
         let dom = self.dom;
+        let text = text_below(dom, &self.order, |id| self.dropped[id as usize]);
         // Links under each node: a menu's entries are all link, a few words each.
         let mut links = vec![0usize; dom.nodes.len()];
         for &id in self.order.iter().rev() {
@@ -136,7 +135,7 @@ impl<'d> Pruned<'d> {
         let mut best: Option<(Id, usize)> = None;
         let mut shapes: Vec<(u32, usize, usize, usize)> = Vec::new();
         for &id in &self.order {
-            if !matches!(dom.kind(id), Kind::Element { .. }) || self.text[id as usize] == 0 || self.gone[id as usize] {
+            if !matches!(dom.kind(id), Kind::Element { .. }) || text[id as usize] == 0 || self.gone[id as usize] {
                 continue;
             }
             shapes.clear();
@@ -148,7 +147,7 @@ impl<'d> Pruned<'d> {
                 if !matches!(&**name, "li" | "div" | "article" | "section" | "tr" | "dd") || self.gone[c as usize] {
                     continue;
                 }
-                let (text, n) = (self.text[c as usize], links[c as usize]);
+                let (text, n) = (text[c as usize], links[c as usize]);
                 match shapes.iter_mut().find(|s| s.0 == marks.shape) {
                     Some(s) => {
                         s.1 += usize::from(text >= MIN_ITEM);
