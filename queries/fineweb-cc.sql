@@ -18,6 +18,7 @@ PARAMETERS (
   lid_model path,                                     -- fastText lid.176 (.ftz or .bin)
   lang      text    DEFAULT 'en',                     -- the language to keep
   lang_threshold number DEFAULT 0.65,                 -- keep at a score above it
+  html_options text  DEFAULT '',                      -- html_to_text's options: 'precision=true' is FineWeb's favor_precision
   output    path    DEFAULT 'out/fineweb-cc/',
   rejects   path    DEFAULT 'out/fineweb-cc-rejects/'
 );
@@ -34,7 +35,7 @@ FROM read_warc('${input}');
 
 CREATE VIEW extracted AS
 SELECT _source, _row, _offset, url, warc_record_id, warc_date, fetch_reason,
-       html_to_text(CASE WHEN fetch_reason IS NULL THEN content END, content_type) AS text
+       html_to_text(CASE WHEN fetch_reason IS NULL THEN content END, content_type, '${html_options}') AS text
 FROM records;
 
 CREATE VIEW identified AS

@@ -12,7 +12,9 @@ lists load before its clock starts. The input is the shared 991-page WARC, repea
 times into one file so start-up weighs less.
 
 Prints records/s and MB/s (compressed WARC) for each, the ratio, and how many pages each keeps
-and how many both keep (the extractors differ, so the kept sets differ by design).
+and how many both keep (the extractors differ, so the kept sets differ by design). tokq runs
+twice: with `html_to_text`'s default and with `html_options=precision=true`, the setting that
+matches the `favour_precision` trafilatura call datatrove makes.
 
     pip install faust-cchardet python-magic   # datatrove's WarcReader needs them
     python tests/bench/fineweb_cc.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
@@ -79,10 +81,13 @@ def datatrove_run(warc, lid):
     return time.perf_counter() - start, kept
 
 
-def tokq_run(tokq, warc, lists, psl, lid, work):
+def tokq_run(tokq, warc, lists, psl, lid, work, html_options):
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     out = os.path.join(work, "kept")
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "rejected"), ignore_errors=True)
     sets = dict(input=warc, url_lists=lists, psl=psl, lid_model=lid, output=out + "/", rejects=os.path.join(work, "rejected") + "/")
+    sets["html_options"] = html_options
     args = [tokq, "run", "--quiet", "--partitions", "1", "queries/fineweb-cc.sql"]
     for k, v in sets.items():
         args += ["--set", f"{k}={v}"]
@@ -109,15 +114,18 @@ def main():
                 out.write(body)
         mb = os.path.getsize(warc) / 1e6
         records = 991 * args.copies
-        tokq_s, tokq_kept = tokq_run(args.tokq, warc, lists, psl, lid, work)
+        runs = [(o, *tokq_run(args.tokq, warc, lists, psl, lid, work, o)) for o in ["", "precision=true"]]
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {0})
         dt_s, dt_kept = datatrove_run(warc, lid)
-    both = len(set(tokq_kept) & set(dt_kept))
     print(f"{records} records, {mb:.1f} MB of WARC (gzip)")
     print(f"datatrove: {dt_s:8.1f} s  {records / dt_s:8.1f} records/s  {mb / dt_s:6.2f} MB/s  kept {len(dt_kept)}")
-    print(f"tokq:      {tokq_s:8.1f} s  {records / tokq_s:8.1f} records/s  {mb / tokq_s:6.2f} MB/s  kept {len(tokq_kept)}  (whole run, one partition)")
-    print(f"kept by both: {both}; ratio: tokq is {dt_s / tokq_s:.1f}x datatrove per core")
+    for options, tokq_s, tokq_kept in runs:
+        both = len(set(tokq_kept) & set(dt_kept))
+        print(
+            f"tokq {options or 'default':<14} {tokq_s:5.1f} s  {records / tokq_s:8.1f} records/s  {mb / tokq_s:6.2f} MB/s  kept {len(tokq_kept)}"
+            f"  (whole run, one partition); kept by both: {both}; tokq is {dt_s / tokq_s:.1f}x datatrove per core"
+        )
 
 
 if __name__ == "__main__":
