@@ -8,6 +8,7 @@ mod counters;
 mod dedup;
 mod durability;
 mod filters;
+mod html_truth;
 mod large_documents;
 mod lineage;
 mod maps;
