@@ -262,6 +262,18 @@ mod tests {
     }
 
     #[test]
+    fn quotes_in_figures_are_read_when_the_page_has_little_else() {
+        // Testimonials: `<figure><blockquote>` is HTML's own pattern for a quote with its source.
+        let quote = |i: usize| format!("<figure><blockquote><p>{STORY} ({i})</p></blockquote><figcaption>Reader {i}</figcaption></figure>");
+        let html = format!("<body><h1>Reviews</h1><div class=content>{}</div><div class=sidebar><p>Contact us any time by phone</p></div></body>", (0..3).map(quote).collect::<String>());
+        let quotes = text(&html);
+        assert!(quotes.contains(&format!("{STORY} (0)")) && quotes.contains(&format!("{STORY} (2)")), "{quotes}");
+        // Beside an article, a figure is its picture and caption.
+        let html = format!("<body><article><p>{STORY}</p><figure><img src=x><figcaption>The bridge at dawn</figcaption></figure><p>{STORY}</p><p>{STORY}</p></article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY}"));
+    }
+
+    #[test]
     fn an_article_framed_in_a_fieldset_is_read() {
         let html = format!("<body><h1><a href=/>Blog</a></h1><fieldset><legend>Week 2</legend><div class=body><p>{STORY}</p><p>{STORY}</p></div></fieldset></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY}"));

@@ -19,16 +19,17 @@ fn never_text(tag: &str) -> bool {
         tag,
         "script" | "style" | "iframe" | "svg" | "nav" | "footer" | "button" | "input" | "select"
             | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
-            | "figure" | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math"
+            | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math"
             | "rt" | "rp"
     )
 }
 
 /// Tags whose content is main text only on a page that has too little without it: a script-free
-/// copy of the page (Blogger puts whole posts in `<noscript>`), asides (a lede in `<aside>`) and
-/// fieldsets (a form's groups of controls, but old pages frame their whole article in one).
+/// copy of the page (Blogger puts whole posts in `<noscript>`), asides (a lede in `<aside>`),
+/// fieldsets (a form's groups of controls, but old pages frame their whole article in one) and
+/// figures (a picture and its caption, but also a quote: testimonials in `<figure><blockquote>`).
 fn last_resort(tag: &str) -> bool {
-    matches!(tag, "noscript" | "aside" | "fieldset")
+    matches!(tag, "noscript" | "aside" | "fieldset" | "figure")
 }
 
 /// ARIA roles of page furniture.
