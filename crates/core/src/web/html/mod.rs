@@ -205,10 +205,14 @@ mod tests {
     fn a_page_whose_every_post_is_classed_as_furniture_is_read_without_class_words() {
         // A forum: each post is small beside the page, so each passes the pruning guard alone.
         let posts: String = (0..8).map(|i| format!("<div class=\"ForumComment\"><p>Post {i}: {STORY}</p></div>")).collect();
-        let html = format!("<body><nav><a href=/>Forum</a></nav><main>{posts}</main><footer>Imprint</footer></body>");
+        // The cookie banner goes in the lenient reading too: its words mark what is never content.
+        let html = format!(
+            "<body><nav><a href=/>Forum</a></nav><main>{posts}<div class=cookie-consent><p>We and our \
+             partners use cookies to store and access information on your device for ads.</p></div></main><footer>Imprint</footer></body>"
+        );
         let text = text(&html);
         assert!(text.starts_with(&format!("Post 0: {STORY}")) && text.contains("Post 7:"), "{text}");
-        assert!(!text.contains("Imprint") && !text.contains("Forum\n"));
+        assert!(!text.contains("Imprint") && !text.contains("Forum\n") && !text.contains("cookies"), "{text}");
     }
 
     #[test]

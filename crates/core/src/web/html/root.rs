@@ -91,7 +91,8 @@ impl<'d> Pruned<'d> {
             }
             _ => false,
         };
-        let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || (strict && by_class(id))).collect();
+        let never_content = |id: Id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content) && by_class(id);
+        let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || if strict { by_class(id) } else { never_content(id) }).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         let mut gone = vec![false; n];
         for &id in &order {

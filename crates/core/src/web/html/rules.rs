@@ -43,13 +43,21 @@ const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "compl
 // with a trailing one only as the whole word: short words are parts of unrelated ones (`tags` in
 // `tagStyle`, `rating` in `operating`, `login` in `bloginner`).
 
-/// Words that mark page furniture.
+/// Words that mark what is never content, on any page: cookie and consent banners, sign-up and
+/// log-in boxes, breadcrumbs, copyright lines. Even the lenient reading drops these.
+const NEVER_CONTENT: &[&str] = &[
+    "cookie", "consent", "newsletter", "breadcrumb", "subscribe", "signup", "-login", "skip-link", "copyright",
+    "donat",
+];
+
+/// Words that mark page furniture on an article, though a forum's posts are `comment`s, a page
+/// builder's sections `widget`s and a paywalled article `isPaywall`: the lenient reading ignores
+/// them.
 const FURNITURE: &[&str] = &[
-    "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "cookie", "consent",
-    "newsletter", "breadcrumb", "subscribe", "signup", "-login", "recommend", "trending", "most-popular",
-    "mostpopular", "-author", "byline", "skip-link", "pagination", "-pager", "masthead", "site-header", "copyright",
-    "-bio-", "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
-    "paywall", "donat", "-cta", "recirculation", "-slide", "-embed", "-legend",
+    "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
+    "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
+    "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice", "-cta",
+    "recirculation", "-slide", "-embed", "-legend", "paywall",
 ];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
@@ -82,7 +90,7 @@ struct Lists {
 }
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
-    let words = || FURNITURE.iter().chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE);
+    let words = || NEVER_CONTENT.iter().chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE);
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
         automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words()).expect("the word lists are valid patterns"),
@@ -127,7 +135,7 @@ fn push_split(out: &mut String, value: &str) {
 /// Whether the attribute values hold a furniture, beside or content word. The values are
 /// lowercased, then split into words, and searched once for all lists; overlapping, so that one
 /// word found does not hide another that overlaps it.
-fn words_of(values: &[&str]) -> (bool, bool, bool) {
+fn words_of(values: &[&str]) -> Words {
     let mut words = values.join(" ");
     words.make_ascii_lowercase();
     let glued = words.len();
@@ -135,8 +143,11 @@ fn words_of(values: &[&str]) -> (bool, bool, bool) {
     for v in values {
         push_split(&mut words, v);
     }
-    let (mut furniture_word, mut beside_word, mut content_word) = (false, false, false);
-    let (beside_end, content_end) = (FURNITURE.len() + BESIDE.len(), FURNITURE.len() + BESIDE.len() + CONTENT.len());
+    let mut out = Words::default();
+    let never_end = NEVER_CONTENT.len();
+    let furniture_end = never_end + FURNITURE.len();
+    let beside_end = furniture_end + BESIDE.len();
+    let content_end = beside_end + CONTENT.len();
     let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
     let excepted = |start: usize, end: usize| {
         found.iter().any(|n| n.pattern().as_usize() >= content_end && n.start() <= start && end <= n.end())
@@ -149,13 +160,23 @@ fn words_of(values: &[&str]) -> (bool, bool, bool) {
         }
         match i {
             i if i < beside_end && excepted(m.start(), m.end()) => {}
-            i if i < FURNITURE.len() => furniture_word = true,
-            i if i < beside_end => beside_word = true,
-            i if i < content_end => content_word = true,
+            i if i < never_end => out.never_content = true,
+            i if i < furniture_end => out.furniture = true,
+            i if i < beside_end => out.beside = true,
+            i if i < content_end => out.content = true,
             _ => {}
         }
     }
-    (furniture_word, beside_word, content_word)
+    out
+}
+
+/// Which lists an element's attribute values hold a word of.
+#[derive(Default)]
+struct Words {
+    never_content: bool,
+    furniture: bool,
+    beside: bool,
+    content: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -177,6 +198,8 @@ pub struct Marks {
     pub boilerplate: bool,
     /// Boilerplate only by [`BESIDE`] words: kept when it holds a long paragraph.
     pub beside_only: bool,
+    /// Boilerplate by a [`NEVER_CONTENT`] word: dropped by the lenient reading too.
+    pub never_content: bool,
     /// Marked as the main content.
     pub content: bool,
     /// A hash of the tag and class: elements that share it are drawn alike (a listing's cards,
@@ -207,7 +230,8 @@ impl Marks {
             (tag, attr("class")).hash(&mut h);
             h.finish() as u32
         };
-        let (furniture_word, beside_word, content_word) = if values.is_empty() { (false, false, false) } else { words_of(&values) };
+        let words = if values.is_empty() { Words::default() } else { words_of(&values) };
+        let (furniture_word, beside_word, content_word) = (words.furniture || words.never_content, words.beside, words.content);
         let page = matches!(tag, "html" | "body" | "article" | "main");
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
         // `role=banner` header open around the whole article, and the guard then keeps it.
@@ -218,6 +242,7 @@ impl Marks {
             last_resort: last_resort(tag),
             boilerplate: !page && !content_word && (furniture_word || beside_word || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
+            never_content: !page && !content_word && words.never_content,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
@@ -258,7 +283,8 @@ mod tests {
         assert!(nav.boilerplate && !nav.beside_only && !nav.never_text);
         assert!(!marks("div", &[("role", "main")]).never_text);
         assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
-        assert!(marks("div", &[("id", "cookie-consent")]).boilerplate);
+        assert!(marks("div", &[("id", "cookie-consent")]).boilerplate && marks("div", &[("id", "cookie-consent")]).never_content);
+        assert!(!marks("div", &[("class", "comment-list")]).never_content && !marks("div", &[("class", "isPaywall")]).never_content);
         let ads = marks("section", &[("class", "Report__Section--Ads")]);
         assert!(ads.boilerplate && ads.beside_only);
         assert!(!marks("div", &[("class", "share related-posts")]).beside_only);
