@@ -178,6 +178,12 @@ mod tests {
     }
 
     #[test]
+    fn an_article_may_end_in_a_list_of_short_items_but_not_in_a_byline() {
+        let html = format!("<body><article><p>{STORY}</p><p>{STORY}</p><h2>What to pack</h2><ul><li>Boots</li><li>A torch</li></ul><p>By Ann Lee</p></article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}\nWhat to pack\nBoots\nA torch"));
+    }
+
+    #[test]
     fn tables_are_rows_of_cells_unless_left_out() {
         let html = format!("<body><p>{STORY}</p><table><tr><th>Town</th><th>Level</th></tr><tr><td>Lower</td><td>3 m</td></tr></table></body>");
         assert_eq!(text(&html), format!("{STORY}\nTown | Level\nLower | 3 m"));

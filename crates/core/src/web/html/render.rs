@@ -20,7 +20,8 @@ const MAX_LINK_SHARE: f64 = 0.5;
 /// A paragraph: a non-heading block of at least this many characters.
 const PARAGRAPH_CHARS: usize = 80;
 /// Blocks shorter than this before the first paragraph or after the last are dates, bylines and
-/// credits.
+/// credits; not list items: an article that ends in a list (what to pack, where to buy) ends in
+/// short lines.
 const EDGE_CHARS: usize = 40;
 /// Beside the main element, only a block this long without links is text (a lede); shorter ones
 /// there are teasers, labels and calls to action.
@@ -33,6 +34,8 @@ pub struct Block {
     link: usize,
     heading: bool,
     cell: bool,
+    /// A list item.
+    item: bool,
     /// Outside the main element: kept only as a paragraph of its own.
     outside: bool,
 }
@@ -129,6 +132,7 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
             "a" => delta(&mut b.in_link),
             "pre" => delta(&mut b.in_pre),
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if open => b.cur.heading = true,
+            "li" if open => b.cur.item = true,
             "td" | "th" if open => {
                 if !b.cur.text.is_empty() {
                     b.cur.text.push_str(" | ");
@@ -168,7 +172,7 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         if !keep[i] {
             continue;
         }
-        if (i < first || i > last) && !b.heading && !b.cell && b.chars() < EDGE_CHARS {
+        if (i < first || i > last) && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
             continue;
         }
         // A heading stays only when text it heads stays: one over a dropped link list is navigation.
