@@ -184,6 +184,15 @@ mod tests {
     }
 
     #[test]
+    fn linked_headings_inside_the_text_stay_but_a_teaser_after_it_goes() {
+        let html = format!(
+            "<body><article><h2><a href=#one>Day one</a></h2><p>{STORY}</p><h2><a href=#two>Day two</a></h2><p>{STORY}</p>\
+             <h3><a href=/other>Another story you may like</a></h3></article></body>"
+        );
+        assert_eq!(text(&html), format!("Day one\n{STORY}\nDay two\n{STORY}"));
+    }
+
+    #[test]
     fn tables_are_rows_of_cells_unless_left_out() {
         let html = format!("<body><p>{STORY}</p><table><tr><th>Town</th><th>Level</th></tr><tr><td>Lower</td><td>3 m</td></tr></table></body>");
         assert_eq!(text(&html), format!("{STORY}\nTown | Level\nLower | 3 m"));

@@ -153,7 +153,9 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         .iter()
         .map(|b| {
             let links = b.link as f64 / b.text.len().max(1) as f64;
-            let navigation = !list && !b.cell && (links > MAX_LINK_SHARE || (links > 0.0 && !b.heading && b.chars() < 10));
+            // A linked heading is a section's or an item's title; whether it is a teaser's is
+            // decided by where it stands (below).
+            let navigation = !list && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
             let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
             !navigation && !copyright && !beside
@@ -172,7 +174,14 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         if !keep[i] {
             continue;
         }
-        if (i < first || i > last) && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
+        let edge = i < first || i > last;
+        if edge && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
+            continue;
+        }
+        // A linked heading after the last paragraph, or before the first but not heading it, is
+        // a teaser's.
+        let teaser = i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading));
+        if teaser && b.heading && !list && b.link as f64 > MAX_LINK_SHARE * b.text.len() as f64 {
             continue;
         }
         // A heading stays only when text it heads stays: one over a dropped link list is navigation.
