@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn a_menu_of_short_links_is_no_listing() {
-        let entries: String = (0..12).map(|i| format!("<li><a href=/{i}>Section {i}</a> <a href=/{i}/a>Archive {i}</a></li>")).collect();
+        let entries: String = (0..12).map(|i| format!("<li><a href=/{i}>Section number {i}</a> <a href=/{i}/a>Archive of section {i}</a></li>")).collect();
         let html = format!("<body><div class=top><ul>{entries}</ul></div><div><p>{STORY}</p></div></body>");
         assert_eq!(text(&html), STORY);
     }
