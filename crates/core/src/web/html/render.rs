@@ -44,6 +44,11 @@ impl Block {
     fn chars(&self) -> usize {
         self.text.chars().count()
     }
+
+    /// The share of the text's bytes inside links.
+    fn link_share(&self) -> f64 {
+        self.link as f64 / self.text.len().max(1) as f64
+    }
 }
 
 #[derive(Default)]
@@ -152,7 +157,7 @@ pub fn render(blocks: &[Block], list: bool) -> String {
     let keep: Vec<bool> = blocks
         .iter()
         .map(|b| {
-            let links = b.link as f64 / b.text.len().max(1) as f64;
+            let links = b.link_share();
             // A linked heading is a section's or an item's title; whether it is a teaser's is
             // decided by where it stands (below).
             let navigation = !list && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
@@ -180,8 +185,8 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         }
         // A linked heading after the last paragraph, or before the first but not heading it, is
         // a teaser's.
-        let teaser = i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading));
-        if teaser && b.heading && !list && b.link as f64 > MAX_LINK_SHARE * b.text.len() as f64 {
+        let linked_heading = b.heading && !list && b.link_share() > MAX_LINK_SHARE;
+        if linked_heading && (i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading))) {
             continue;
         }
         // A heading stays only when text it heads stays: one over a dropped link list is navigation.

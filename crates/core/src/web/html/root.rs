@@ -148,20 +148,20 @@ impl<'d> Pruned<'d> {
                 if !matches!(&**name, "li" | "div" | "article" | "section" | "tr" | "dd") || self.gone[c as usize] {
                     continue;
                 }
-                let (text, n) = (text[c as usize], links[c as usize]);
+                let (held, n) = (text[c as usize], links[c as usize]);
                 match shapes.iter_mut().find(|s| s.0 == marks.shape) {
                     Some(s) => {
-                        s.1 += usize::from(text >= MIN_ITEM);
-                        s.2 += text;
+                        s.1 += usize::from(held >= MIN_ITEM);
+                        s.2 += held;
                         s.3 += n;
                     }
-                    None => shapes.push((marks.shape, usize::from(text >= MIN_ITEM), text, n)),
+                    None => shapes.push((marks.shape, usize::from(held >= MIN_ITEM), held, n)),
                 }
             }
-            for &(_, items, text, links) in &shapes {
-                let menu = text < MIN_TEXT_PER_LINK * links;
-                if items >= MIN_ITEMS && !menu && best.is_none_or(|(_, t)| text > t) {
-                    best = Some((id, text));
+            for &(_, items, held, links) in &shapes {
+                let menu = held < MIN_TEXT_PER_LINK * links;
+                if items >= MIN_ITEMS && !menu && best.is_none_or(|(_, t)| held > t) {
+                    best = Some((id, held));
                 }
             }
         }
