@@ -50,20 +50,6 @@ fn word_f1(predicted: &str, reference: &str) -> f64 {
     if precision + recall == 0.0 { 0.0 } else { 2.0 * precision * recall / (precision + recall) }
 }
 
-/// One WARC response record, Content-Type without a charset (the page decides).
-fn response(url: &str, id: usize, body: &[u8]) -> Vec<u8> {
-    let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
-    block.extend_from_slice(body);
-    let mut r = format!(
-        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nContent-Length: {}\r\n\r\n",
-        block.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(&block);
-    r.extend_from_slice(b"\r\n\r\n");
-    r
-}
-
 #[cfg(feature = "slow-tests")]
 #[test]
 fn html_to_text_stays_above_its_floors_on_every_kind_of_page_people_annotated() {
@@ -83,7 +69,10 @@ fn html_to_text_stays_above_its_floors_on_every_kind_of_page_people_annotated() 
         let mut html = vec![];
         flate2::read::GzDecoder::new(std::fs::File::open(dev.join(format!("html/{id}.html.gz"))).unwrap()).read_to_end(&mut html).unwrap();
         let url = gt["url"].as_str().map(str::to_string).unwrap_or_else(|| format!("https://wcxb.invalid/{id}"));
-        file.write_all(&response(&url, n, &html)).unwrap();
+        // Content-Type without a charset: the page decides.
+        let mut http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
+        http.extend_from_slice(&html);
+        file.write_all(&warc_record("response", &url, n, &http)).unwrap();
         let kind = gt["_internal"]["page_type"]["primary"].as_str().unwrap_or("article");
         let kind = if kind == "category" { "collection" } else { kind }.to_string();
         truth.push((kind, gt["ground_truth"]["main_content"].as_str().unwrap_or("").to_string()));

@@ -176,6 +176,18 @@ fn one_line_error(args: &[&str], out: Output) -> String {
     err
 }
 
+/// One WARC record of `kind` around `block` (an HTTP message for a response), its id `id`.
+pub fn warc_record(kind: &str, url: &str, id: usize, block: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {url}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
 pub fn write(dir: &Path, name: &str, body: impl AsRef<[u8]>) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();

@@ -14,17 +14,6 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-fn record(kind: &str, url: &str, id: usize, block: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {url}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\nWARC-Date: 2026-01-0{id}T00:00:00Z\r\nContent-Length: {}\r\n\r\n",
-        block.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(block);
-    r.extend_from_slice(b"\r\n\r\n");
-    r
-}
-
 /// The record id of the record that starts at `offset` of a gzip-per-record WARC.
 fn record_id_at(path: &str, offset: i64) -> String {
     let mut f = std::fs::File::open(path.strip_prefix("file://").unwrap()).unwrap();
@@ -48,10 +37,10 @@ fn warc_rows_decode_payloads_and_their_offsets_seek_to_the_record() {
     let mut http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
     http.extend_from_slice(&chunked);
     let records = [
-        record("warcinfo", "", 1, b"software: test\r\n"),
-        record("response", "https://a.example/", 2, &http),
-        record("request", "https://a.example/", 3, b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"),
-        record("response", "https://b.example/x y", 4, b"HTTP/1.1 404 Not Found\r\n\r\nmissing"),
+        warc_record("warcinfo", "", 1, b"software: test\r\n"),
+        warc_record("response", "https://a.example/", 2, &http),
+        warc_record("request", "https://a.example/", 3, b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"),
+        warc_record("response", "https://b.example/x y", 4, b"HTTP/1.1 404 Not Found\r\n\r\nmissing"),
     ];
     let file: Vec<u8> = records.iter().flat_map(|r| gz(r)).collect();
     let input = write(tmp.path(), "t.warc.gz", &file);
@@ -108,10 +97,10 @@ fn every_record_of_the_shared_warc_seeks_back_to_itself() {
 #[test]
 fn wet_files_give_text_and_languages() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut conversion = record("conversion", "https://a.example/", 2, "Grüße aus Köln\nzweite Zeile".as_bytes());
+    let mut conversion = warc_record("conversion", "https://a.example/", 2, "Grüße aus Köln\nzweite Zeile".as_bytes());
     let at = conversion.windows(16).position(|w| w == b"Content-Length: ").unwrap();
     conversion.splice(at..at, b"WARC-Identified-Content-Language: deu,eng\r\n".iter().copied());
-    let file: Vec<u8> = [record("warcinfo", "", 1, b"x: y\r\n"), conversion].iter().flat_map(|r| gz(r)).collect();
+    let file: Vec<u8> = [warc_record("warcinfo", "", 1, b"x: y\r\n"), conversion].iter().flat_map(|r| gz(r)).collect();
     let input = write(tmp.path(), "t.warc.wet.gz", &file);
     let recipe = write(tmp.path(), "r.sql", "COPY (SELECT url, languages, text, _row, _offset FROM read_wet('${input}')) TO '${output}' STORED AS PARQUET;\n");
     let out = tmp.path().join("out");
@@ -121,7 +110,7 @@ fn wet_files_give_text_and_languages() {
     let i = |n: &str| b.column_by_name(n).unwrap().as_any().downcast_ref::<Int64Array>().unwrap().clone();
     assert_eq!(b.num_rows(), 1, "conversion records only");
     assert_eq!((s("url").value(0), s("languages").value(0), s("text").value(0)), ("https://a.example/", "deu,eng", "Grüße aus Köln\nzweite Zeile"));
-    assert_eq!((i("_row").value(0), i("_offset").value(0)), (1, gz(&record("warcinfo", "", 1, b"x: y\r\n")).len() as i64));
+    assert_eq!((i("_row").value(0), i("_offset").value(0)), (1, gz(&warc_record("warcinfo", "", 1, b"x: y\r\n")).len() as i64));
 }
 
 /// datatrove's assets folder and a public suffix list (from the tldextract package), as CI sets
@@ -148,7 +137,7 @@ fn fineweb_from_warc_on_a_cluster_equals_the_local_run_and_every_row_seeks_to_it
     std::fs::create_dir_all(&input).unwrap();
     std::fs::copy(&warc, input.join("trafilatura-eval.warc.gz")).unwrap();
     let page = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><script>var x;</script></body></html>";
-    std::fs::write(input.join("empty.warc.gz"), gz(&record("response", "https://example.com/empty", 1, page))).unwrap();
+    std::fs::write(input.join("empty.warc.gz"), gz(&warc_record("response", "https://example.com/empty", 1, page))).unwrap();
     let run = |dir: &str, cluster: Option<&str>| -> String {
         let mut args = vec!["run".to_string(), recipe.display().to_string()];
         if let Some(url) = cluster {
