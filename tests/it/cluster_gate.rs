@@ -1,8 +1,6 @@
 //! The cluster's doors: a shared secret on every call, the REST API on this machine only, and
 //! allowed data roots on every node (docs/cluster.md, "Trust model").
 
-use std::path::Path;
-
 use crate::cluster::{executors_registered, http_get, start_with, Setup};
 use crate::util::*;
 use crate::dedup::{jsonl, planted, rejected, run_dedup};
@@ -89,35 +87,54 @@ fn a_cluster_with_a_secret_runs_its_members_jobs_and_refuses_everyone_else() {
     assert!(!seen.contains(SECRET) && !seen.contains(token), "the secret or its token leaked");
 }
 
-#[test]
-fn jobs_outside_the_allowed_roots_are_refused_on_every_path() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (allowed, outside) = (tmp.path().join("allowed"), tmp.path().join("outside"));
-    std::fs::create_dir_all(&allowed).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    let cluster = start_with(1, Setup { allow_roots: &[allowed.as_path()], ..Setup::default() });
-    let url = cluster.url();
-    let run = |name: &str, sql: String| {
-        let recipe = write(tmp.path(), name, sql);
-        tokq(&["run", "--cluster", &url, recipe.to_str().unwrap(), "--quiet"])
-    };
-    let refused = |name: &str, sql: String, path: &Path| {
-        let out = run(name, sql);
+/// A one-executor cluster fenced to `allowed`, beside an `outside` folder; both hold `data.csv`.
+struct Fence {
+    tmp: tempfile::TempDir,
+    allowed: std::path::PathBuf,
+    outside: std::path::PathBuf,
+    url: String,
+    _cluster: crate::cluster::Cluster,
+}
+
+impl Fence {
+    fn start() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let (allowed, outside) = (tmp.path().join("allowed"), tmp.path().join("outside"));
+        for d in [&allowed, &outside] {
+            std::fs::create_dir_all(d).unwrap();
+            write(d, "data.csv", "a,b\n1,2\n");
+        }
+        let cluster = start_with(1, Setup { allow_roots: &[allowed.as_path()], ..Setup::default() });
+        Fence { url: cluster.url(), tmp, allowed, outside, _cluster: cluster }
+    }
+
+    fn run(&self, name: &str, sql: String) -> std::process::Output {
+        let recipe = write(self.tmp.path(), name, sql);
+        tokq(&["run", "--cluster", &self.url, recipe.to_str().unwrap(), "--quiet"])
+    }
+
+    /// Runs `sql` and checks that it fails with one line naming `named` as outside the root.
+    fn refused(&self, name: &str, sql: String, named: &str) {
+        let out = self.run(name, sql);
         let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
         assert!(!out.status.success(), "{name} ran outside the allowed roots");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(&format!("{} is outside this node's allowed roots ({})", path.display(), allowed.display())), "{name}: {err}");
-    };
-    for d in [&allowed, &outside] {
-        write(d, "data.csv", "a,b\n1,2\n");
+        assert!(err.contains(&format!("{named} is outside this node's allowed roots ({})", self.allowed.display())), "{name}: {err}");
     }
-    let (a, o) = (allowed.display(), outside.display());
+}
 
-    let inside = run("inside.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{a}/ok/' STORED AS PARQUET;"));
+#[test]
+fn jobs_outside_the_allowed_roots_are_refused_on_every_path() {
+    let f = Fence::start();
+    let (allowed, outside) = (&f.allowed, &f.outside);
+    let (a, o) = (allowed.display(), outside.display());
+    let shown = |p: std::path::PathBuf| p.display().to_string();
+
+    let inside = f.run("inside.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{a}/ok/' STORED AS PARQUET;"));
     assert!(inside.status.success(), "{}", String::from_utf8_lossy(&inside.stderr));
-    refused("read.sql", format!("COPY (SELECT a, b FROM read_csv('{o}/data.csv')) TO '{a}/stolen/' STORED AS PARQUET;"), &outside.join("data.csv"));
-    refused("write.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/written/' STORED AS CSV;"), &outside.join("written"));
-    refused("parquet.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/parquet/' STORED AS PARQUET;"), &outside.join("parquet"));
+    f.refused("read.sql", format!("COPY (SELECT a, b FROM read_csv('{o}/data.csv')) TO '{a}/stolen/' STORED AS PARQUET;"), &shown(outside.join("data.csv")));
+    f.refused("write.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/written/' STORED AS CSV;"), &shown(outside.join("written")));
+    f.refused("parquet.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/data.csv')) TO '{o}/parquet/' STORED AS PARQUET;"), &shown(outside.join("parquet")));
     for d in [allowed.join("stolen"), outside.join("written"), outside.join("parquet")] {
         assert_eq!(std::fs::read_dir(&d).map_or(0, |d| d.count()), 0, "{} has files", d.display());
     }
@@ -125,10 +142,42 @@ fn jobs_outside_the_allowed_roots_are_refused_on_every_path() {
     if let Some(gpt2) = shared("tokenizers/gpt2/tokenizer.json") {
         let tok = outside.join("tokenizer.json");
         std::os::unix::fs::symlink(gpt2, &tok).unwrap();
-        refused(
+        f.refused(
             "tokenizer.sql",
             format!("COPY (SELECT tokenize(CAST(a AS VARCHAR), '{}') AS ids FROM read_csv('{a}/data.csv')) TO '{a}/tok/' STORED AS PARQUET;", tok.display()),
-            &tok,
+            &shown(tok),
+        );
+    }
+}
+
+#[test]
+fn links_out_of_a_root_are_refused_and_links_inside_work() {
+    let f = Fence::start();
+    let (allowed, outside) = (&f.allowed, &f.outside);
+    std::fs::create_dir_all(allowed.join("sub")).unwrap();
+    write(&allowed.join("sub"), "data.csv", "a,b\n3,4\n");
+    std::os::unix::fs::symlink(outside, allowed.join("outlink")).unwrap();
+    std::os::unix::fs::symlink(allowed.join("sub"), allowed.join("inlink")).unwrap();
+    let a = allowed.display();
+    let link_out = |written: &str, real: std::path::PathBuf| format!("{a}/{written} (a link to {})", real.display());
+
+    let inside = f.run("inside.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/inlink/data.csv')) TO '{a}/inlink/ok/' STORED AS CSV;"));
+    assert!(inside.status.success(), "{}", String::from_utf8_lossy(&inside.stderr));
+    assert_eq!(std::fs::read_dir(allowed.join("sub/ok")).unwrap().count(), 1, "the write through a link inside the root landed");
+    f.refused("read.sql", format!("COPY (SELECT a, b FROM read_csv('{a}/outlink/data.csv')) TO '{a}/stolen/' STORED AS PARQUET;"), &link_out("outlink/data.csv", outside.join("data.csv")));
+    for (format, dir) in [("CSV", "csv"), ("JSON", "json"), ("PARQUET", "parquet")] {
+        let sql = format!("COPY (SELECT 'pwned' AS x) TO '{a}/outlink/{dir}/' STORED AS {format};");
+        f.refused(&format!("{dir}.sql"), sql, &link_out(&format!("outlink/{dir}"), outside.join(dir)));
+    }
+    let names: Vec<_> = std::fs::read_dir(outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["data.csv"], "nothing was written outside the root");
+    if let Some(gpt2) = shared("tokenizers/gpt2/tokenizer.json") {
+        let tok = allowed.join("tokenizer.json");
+        std::os::unix::fs::symlink(&gpt2, &tok).unwrap();
+        f.refused(
+            "tokenizer.sql",
+            format!("COPY (SELECT tokenize(CAST(a AS VARCHAR), '{}') AS ids FROM read_csv('{a}/data.csv')) TO '{a}/tok/' STORED AS PARQUET;", tok.display()),
+            &link_out("tokenizer.json", std::fs::canonicalize(gpt2).unwrap()),
         );
     }
 }

@@ -26,6 +26,16 @@ pub fn read_bytes(uri: &str) -> Result<Vec<u8>> {
     }
 }
 
+/// Reads one file of a local model folder through the installed loader, so a host's fence (a
+/// cluster node's allowed roots) holds for every file of the folder, links included; the error is
+/// the cause alone, for a message that names the file itself.
+pub fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
+    read_bytes(&path.to_string_lossy()).map_err(|e| match e {
+        TokqError::Io { cause, .. } => cause,
+        other => other.to_string(),
+    })
+}
+
 /// The loader a host without object stores gets: plain paths and `file://` URIs.
 fn read_local(uri: &str) -> Result<Vec<u8>> {
     let path = uri.strip_prefix("file://").unwrap_or(uri);

@@ -165,11 +165,13 @@ mod tests {
 
 /// Reads a whole small object (a tokenizer file), local or remote.
 pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
-    crate::roots::check_location(location)?;
     if let Some(path) = local_path(location) {
-        return std::fs::read(&path)
-            .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() });
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut crate::roots::open_local(location, &path)?, &mut bytes)
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+        return Ok(bytes);
     }
+    crate::roots::check_location(location)?;
     let store = new_store(&to_url(location)?)?;
     let path = object_path(location)?;
     block_on(async move {

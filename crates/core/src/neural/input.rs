@@ -19,7 +19,7 @@ pub(crate) struct Input {
 /// `model_max_length` of `tokenizer_config.json`, where the file gives a usable one
 /// (transformers writes a huge number for "none").
 fn tokenizer_max_length(dir: &Path) -> Option<usize> {
-    let text = std::fs::read_to_string(dir.join("tokenizer_config.json")).ok()?;
+    let text = String::from_utf8(crate::load::read_file(&dir.join("tokenizer_config.json")).ok()?).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v["model_max_length"]
         .as_u64()
@@ -37,7 +37,7 @@ impl Input {
     ) -> Result<Self, (String, String)> {
         let file = dir.join("tokenizer.json");
         let name = file.display().to_string();
-        let bytes = std::fs::read(&file).map_err(|e| (name.clone(), e.to_string()))?;
+        let bytes = crate::load::read_file(&file).map_err(|e| (name.clone(), e))?;
         let (probe, _) = HfTokenizer::from_bytes(&bytes)
             .map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
         if probe.vocab_size() > vocab {

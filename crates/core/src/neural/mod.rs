@@ -101,8 +101,8 @@ impl Model {
         if !path.is_dir() {
             return Err(fail("", "is not a folder: give the folder that holds config.json, model.safetensors and tokenizer.json (hf download ORG/NAME --local-dir DIR)".into()));
         }
-        let config = std::fs::read(path.join("config.json"))
-            .map_err(|e| fail("config.json", e.to_string()))?;
+        let config = crate::load::read_file(&path.join("config.json"))
+            .map_err(|e| fail("config.json", e))?;
         let config = String::from_utf8_lossy(&config).into_owned();
         if !path.join("model.safetensors").exists() {
             let why = if path.join("pytorch_model.bin").exists()

@@ -64,7 +64,7 @@ impl Head {
             return Ok(None);
         }
         let fail = |e: String| Fault::file("head.safetensors", e);
-        let bytes = std::fs::read(dir.join("head.safetensors")).map_err(|e| fail(e.to_string()))?;
+        let bytes = crate::load::read_file(&dir.join("head.safetensors")).map_err(fail)?;
         let w = Weights::parse(bytes).map_err(fail)?;
         let head = &config["head_config"];
         let bad = |e: String| Fault::file("config.json", e);
@@ -134,8 +134,8 @@ impl StaticModel {
     /// The model of `dir`, whose `config.json` is `config`; an error names the file at fault.
     pub(crate) fn load(dir: &Path, config: &Value) -> Result<Self, Fault> {
         let tokenizer_file = dir.join("tokenizer.json");
-        let json = std::fs::read(&tokenizer_file)
-            .map_err(|e| Fault::file("tokenizer.json", e.to_string()))?;
+        let json = crate::load::read_file(&tokenizer_file)
+            .map_err(|e| Fault::file("tokenizer.json", e))?;
         let json: Value = serde_json::from_slice(&json)
             .map_err(|e| Fault::file("tokenizer.json", format!("not JSON: {e}")))?;
         let vocab = Vocabulary::of(&json);
@@ -143,8 +143,8 @@ impl StaticModel {
         let tokenizer = cached(&tokenizer_file.display().to_string())
             .map_err(|e| Fault::file("tokenizer.json", e.to_string()))?;
 
-        let bytes = std::fs::read(dir.join("model.safetensors"))
-            .map_err(|e| Fault::file("model.safetensors", e.to_string()))?;
+        let bytes = crate::load::read_file(&dir.join("model.safetensors"))
+            .map_err(|e| Fault::file("model.safetensors", e))?;
         let w = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
         let fail = |e: String| Fault::file("model.safetensors", e);
         let (rows, dim) = match w.shape("embeddings") {

@@ -35,8 +35,8 @@ impl Transformer {
     /// `model.safetensors` is there.
     pub(crate) fn load(dir: &Path, config: &str) -> Result<Self, Fault> {
         let config = Config::parse(config).map_err(|e| Fault::file("config.json", e))?;
-        let bytes = std::fs::read(dir.join("model.safetensors"))
-            .map_err(|e| Fault::file("model.safetensors", e.to_string()))?;
+        let bytes = crate::load::read_file(&dir.join("model.safetensors"))
+            .map_err(|e| Fault::file("model.safetensors", e))?;
         let weights = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
         let input = Input::load(dir, config.max_tokens(), config.vocab)
             .map_err(|(file, cause)| Fault::File(file, cause))?;

@@ -48,6 +48,9 @@ pub struct Claim {
     store: Arc<dyn ObjectStore>,
     lock: Path,
     released: bool,
+    /// The local target folder, when taking the lock made it: a COPY that fails before writing
+    /// (refused by a cluster's roots, a planning error) leaves no empty folder behind.
+    made: Option<std::path::PathBuf>,
 }
 
 /// Locks this process dropped without releasing them: their COPY was cancelled while the process
@@ -83,7 +86,8 @@ impl Claim {
     /// deleted instead.
     pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
-        let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false };
+        let made = crate::store::local_path(location).filter(|d| !d.exists());
+        let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false, made };
         let deletion = abandoned_locks().get_mut(&claim.key()).and_then(Option::take);
         if let Some(deletion) = deletion {
             // Cancelled with its runtime or failed: the lock is then still there, and the mark takes it over.
@@ -170,7 +174,13 @@ impl Claim {
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
         match self.store.delete(&self.lock).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                // Only an empty folder goes: one that the COPY wrote nothing into.
+                if let Some(dir) = &self.made {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                Ok(())
+            }
             Err(e) => Err(df(e)),
         }
     }
