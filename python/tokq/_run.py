@@ -70,7 +70,7 @@ def _tqdm_progress() -> Progress | None:
 
 def run(recipe: str | os.PathLike[str], params: Mapping[str, object] | None = None, partitions: int | None = None,
         cluster: str | None = None, memory_limit: str | None = None, *, on_bad_row: str = "fail",
-        progress: Progress | bool | None = None) -> dict[str, Any]:
+        progress: Progress | bool | None = None, strict_schema: bool = False) -> dict[str, Any]:
     """Run a recipe file as `tokq run` does and return its statistics (what `--stats-json`
     writes): rows and bytes read, outputs, accounting (kept + rejected per COPY), time per statement.
 
@@ -79,10 +79,14 @@ def run(recipe: str | os.PathLike[str], params: Mapping[str, object] | None = No
     `False` shows nothing. Nothing is printed on stdout. The GIL is released while the recipe
     runs, and Ctrl-C stops it (KeyboardInterrupt) with nothing half-written visible: a rerun
     resumes. A failed statement raises `tokq.StatementError`, whose `.stats` is what ran.
+
+    An input file that lacks a column the recipe reads (`content` where the others have `text`)
+    is read with NULL there and listed under `schema_drift`; `strict_schema=True` fails instead.
     """
     show = _tqdm_progress() if progress is None or progress is True else progress or None
     try:
-        stats = _native.run(os.fspath(recipe), _params(params), partitions, cluster, memory_limit, on_bad_row, show)
+        stats = _native.run(os.fspath(recipe), _params(params), partitions, cluster, memory_limit, on_bad_row, show,
+                            strict_schema)
     except _native.StatementError as e:
         e.stats = json.loads(e.stats_json)
         raise

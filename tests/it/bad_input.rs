@@ -189,3 +189,25 @@ fn a_function_given_the_wrong_type_says_so_without_asking_for_a_bug_report() {
     assert!(err.contains("No function matches the given name and argument types 'tokenize(List(Utf8), Utf8)'"), "{err}");
     assert!(!err.contains("bug") && !err.contains("Internal"), "{err}");
 }
+
+#[test]
+fn a_file_without_a_read_column_is_named_and_strict_schema_fails_on_it() {
+    let ws = Workspace::new();
+    ws.file("in/a.jsonl", "{\"id\":\"a1\",\"text\":\"one\"}\n{\"id\":\"a2\",\"text\":\"two\"}\n");
+    let b = ws.file("in/b.jsonl", "{\"id\":\"b1\",\"content\":\"three\"}\n");
+    let recipe = ws.recipe("r.sql", "COPY (SELECT id, text FROM read_jsonl('{ws}/in/*.jsonl')) TO '{ws}/o/' STORED AS PARQUET;\nSELECT count(*) AS n FROM read_jsonl('{ws}/in/*.jsonl') WHERE id IS NOT NULL;");
+    let want = format!("file://{} has no column text, which statement 1 reads: its rows read NULL there (it has content, which the other files lack)", b.display());
+
+    let run = ws.run(&recipe, &["--quiet"]);
+    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings, [format!("tokq: warning: {want}; --strict-schema fails instead")], "named once, under --quiet too, and only for the statement that reads text");
+    let drift = run.stats["schema_drift"].as_array().unwrap();
+    assert_eq!(drift.len(), 1);
+    assert_eq!((drift[0]["statement"].as_u64(), drift[0]["missing"][0].as_str(), drift[0]["instead"][0].as_str()), (Some(1), Some("text"), Some("content")));
+    assert_eq!(run.stats["outputs"][0]["rows"], 3, "without --strict-schema the file is read");
+
+    let err = ws.fails(&recipe, &["--strict-schema"]);
+    assert!(err.contains(&want) && err.contains("statement 1"), "{err}");
+    let same = ws.recipe("same.sql", "COPY (SELECT id, text FROM read_jsonl('{ws}/in/a.jsonl')) TO '{ws}/o2/' STORED AS PARQUET");
+    assert!(!ws.run(&same, &["--strict-schema"]).stderr.contains("warning"), "files that agree pass --strict-schema");
+}

@@ -186,6 +186,10 @@ struct RecipeArgs {
     /// What to do with a malformed input row.
     #[arg(long, value_enum, default_value_t = OnBadRow::Fail)]
     on_bad_row: OnBadRow,
+    /// Fail when an input file lacks a column the recipe reads (it has `content` where the
+    /// others have `text`). Without it, its rows read NULL there and the run names the file.
+    #[arg(long)]
+    strict_schema: bool,
     /// Memory for query execution in a local run, e.g. 4G (DataFusion's memory pool: sorts and
     /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
     #[arg(long, value_name = "SIZE")]
@@ -258,6 +262,7 @@ fn placement(a: &RecipeArgs) -> Placement {
         cluster: a.cluster.clone(),
         partitions: a.partitions,
         on_bad_row: a.on_bad_row,
+        strict_schema: a.strict_schema,
         memory_limit: a.memory_limit.clone(),
         wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
         secret_file: a.secret.secret_file.clone(),
@@ -290,6 +295,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let json = serde_json::to_string_pretty(&stats)?;
                 std::fs::write(&path, json).with_context(|| format!("cannot write '{}'", path.display()))?;
             }
+            // Warnings, shown under --quiet too: rows that read NULL for want of a column.
+            report::print_drift(&stats);
             if let Some(e) = failed {
                 return Err(e.into());
             }

@@ -144,6 +144,19 @@ impl Progress for RunProgress {
     }
 }
 
+/// At most this many files are named per run; the stats name them all.
+const DRIFT_SHOWN: usize = 10;
+
+/// One warning per input file that lacks a column a statement reads.
+pub fn print_drift(stats: &RunStats) {
+    for d in stats.schema_drift.iter().take(DRIFT_SHOWN) {
+        eprintln!("tokq: warning: {d}; --strict-schema fails instead");
+    }
+    if let Some(more) = stats.schema_drift.len().checked_sub(DRIFT_SHOWN).filter(|&n| n > 0) {
+        eprintln!("tokq: warning: and {more} more such files (schema_drift in --stats-json lists them all)");
+    }
+}
+
 pub fn print_summary(stats: &RunStats, cluster: bool) {
     let mb = stats.bytes_read as f64 / 1e6;
     eprintln!(

@@ -23,6 +23,9 @@ pub struct Placement {
     pub partitions: Option<usize>,
     /// What a malformed input row does.
     pub on_bad_row: OnBadRow,
+    /// Fail a statement that reads a column some input file lacks (default: read NULL there
+    /// and report the file).
+    pub strict_schema: bool,
     /// DataFusion's memory pool for a local run, e.g. `4G`.
     pub memory_limit: Option<String>,
     /// With a cluster: how long to wait for an executor.
@@ -33,7 +36,7 @@ pub struct Placement {
 
 impl Default for Placement {
     fn default() -> Self {
-        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None }
+        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, strict_schema: false, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None }
     }
 }
 
@@ -59,6 +62,7 @@ impl Placement {
         }
         config = config.with_target_partitions(n);
         config = config.set_str("tokq.on_bad_row", self.on_bad_row.as_str());
+        config = config.set_bool("tokq.strict_schema", self.strict_schema);
         match &self.cluster {
             Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
             #[cfg(feature = "cluster")]

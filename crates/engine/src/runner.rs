@@ -15,6 +15,8 @@ use datafusion::prelude::{DataFrame, SessionContext};
 use datafusion::sql::parser::{CopyToSource, CopyToStatement, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Statement as SqlStatement, Value};
 use crate::lineage::counters::{ReadCounters, Snapshot};
+use crate::lineage::drift::{drift, Drift};
+use tokq_udfs::TokqOptions;
 use crate::lineage::files::FileRef;
 use crate::pack::exec::pack_counts;
 use tokq_core::pack::PackCounts;
@@ -239,6 +241,8 @@ struct Done {
     components: Vec<ComponentsStats>,
     /// Documents per raw input file.
     documents: BTreeMap<String, u64>,
+    /// Input files that lack columns a statement reads.
+    drift: Vec<Drift>,
 }
 
 impl<'a> Runner<'a> {
@@ -252,11 +256,27 @@ impl<'a> Runner<'a> {
         format!("statement {}/{}: {}", stmt.number, self.recipe.statements.len(), stmt.label())
     }
 
-    /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes.
+    /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes;
+    /// `strict_schema` changes only whether it runs.
     fn options_key(&self) -> String {
         let state = self.ctx.state();
         let entries = state.config_options().entries();
-        entries.iter().filter(|e| e.key.starts_with("tokq.")).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
+        let writes = |key: &str| key.starts_with("tokq.") && key != "tokq.strict_schema";
+        entries.iter().filter(|e| writes(&e.key)).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
+    }
+
+    /// Notes the input files that lack columns `stmt` reads in `plan` ([`drift`]); under
+    /// `tokq.strict_schema` the first of them fails it.
+    fn check_drift(&self, stmt: &Statement, plan: &LogicalPlan, found: &mut Vec<Drift>) -> Result<()> {
+        let state = self.ctx.state();
+        let drift = drift(&state.optimize(plan)?, stmt.number)?;
+        if let Some(first) = drift.first().filter(|_| TokqOptions::from_config(state.config_options()).strict_schema) {
+            return Err(DataFusionError::Plan(format!(
+                "{first}; rename the column in that file or read it with its own read_* call (--strict-schema refuses such files; without it they are read and reported)"
+            )));
+        }
+        found.extend(drift.into_iter().filter(|d| !found.contains(d)).collect::<Vec<_>>());
+        Ok(())
     }
 
     /// Plans a Parquet COPY through tokq's writer: its query's logical plan, the writer's plan and
@@ -392,7 +412,7 @@ impl<'a> Runner<'a> {
                 }
             }
         }
-        let Done { outputs, accounting, components, packing, mut documents, remote_rows, remote_sources, counters: _ } = done;
+        let Done { outputs, accounting, components, packing, mut documents, remote_rows, remote_sources, drift, counters: _ } = done;
         // Folders this run wrote and read again (a stage's output without lineage columns, the
         // rounds of CREATE COMPONENTS) hold no documents.
         let written: Vec<String> = outputs.iter().map(|o| o.target.as_str()).chain(components.iter().map(|c| c.location.as_str())).filter_map(|l| Some(to_url(l).ok()?.to_string())).collect();
@@ -420,6 +440,7 @@ impl<'a> Runner<'a> {
             components,
             error: failed.as_ref().map(ToString::to_string),
             resubmitted,
+            schema_drift: drift,
         };
         (stats, failed)
     }
@@ -436,7 +457,7 @@ impl<'a> Runner<'a> {
     }
 
     async fn run_one(&self, stmt: &Statement, done: &mut Done) -> Result<()> {
-        let Done { outputs, accounting, components, packing, documents, counters, remote_rows, remote_sources } = done;
+        let Done { outputs, accounting, components, packing, documents, counters, remote_rows, remote_sources, drift } = done;
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
                 self.progress.start(&self.label(stmt), None, counters);
@@ -450,7 +471,8 @@ impl<'a> Runner<'a> {
                         "PARTITIONED BY is not supported by tokq's Parquet writer: write one COPY per partition value".into(),
                     ));
                 }
-                let (_, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
+                let (input, plan, planned) = self.plan_copy(stmt, &copy, true).await?;
+                self.check_drift(stmt, &input, drift)?;
                 self.progress.start(&self.label(stmt), input_bytes(&plan), counters);
                 let inputs = lineage_input_files(&plan);
                 let rows_before = rows_from(counters, &inputs);
@@ -497,7 +519,9 @@ impl<'a> Runner<'a> {
                 }
             }
             Kind::Query => {
-                let plan = self.ctx.sql(&stmt.sql).await?.create_physical_plan().await?;
+                let df = self.ctx.sql(&stmt.sql).await?;
+                self.check_drift(stmt, df.logical_plan(), drift)?;
+                let plan = df.create_physical_plan().await?;
                 self.progress.start(&self.label(stmt), input_bytes(&plan), counters);
                 let raw_before = rows_of(counters, &raw_input_files(&plan));
                 let schema = plan.schema();
@@ -509,6 +533,7 @@ impl<'a> Runner<'a> {
             Kind::Other => {
                 // Definitions run when planned; EXPLAIN, DESCRIBE and SHOW have rows to print.
                 let df = self.ctx.sql(&stmt.sql).await?;
+                self.check_drift(stmt, df.logical_plan(), drift)?;
                 let has_rows = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
                 let schema = Arc::new(df.schema().as_arrow().clone());
                 let batches = df.collect().await?;

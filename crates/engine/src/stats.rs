@@ -163,6 +163,10 @@ pub struct RunStats {
     /// Statements submitted again because the cluster lost their job (an executor was lost).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resubmitted: Vec<Resubmitted>,
+    /// Input files that lack columns a statement reads: their rows read NULL there (a run
+    /// with `--strict-schema` fails on the first instead).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_drift: Vec<crate::lineage::drift::Drift>,
 }
 
 /// A statement that ran again.

@@ -82,6 +82,9 @@ extensions_options! {
         /// this many bytes, in parallel, each written to its own output file; 0 reads every
         /// file whole.
         pub split_bytes: u64, default = 64 << 20
+        /// A statement that reads a column some input file lacks fails, instead of reading
+        /// NULL there with a warning (`--strict-schema`).
+        pub strict_schema: bool, default = false
     }
 }
 

@@ -24,6 +24,7 @@ use super::files::FileRef;
 use super::warc::{Rows, WarcRows};
 use super::warc_records::Records;
 use super::counters::FileTally;
+use super::drift::FileColumns;
 use super::{jsonl, merge, source, BATCH_BYTES};
 use tokq_core::error::{Result, TokqError};
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -79,11 +80,11 @@ impl Format {
         }
     }
 
-    /// The schema of the files, merged by column name ([`merge`]): each file's is read (its
-    /// footer, header or first lines), a few files at a time.
-    pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<Schema> {
+    /// The schema of the files, merged by column name ([`merge`]), and each file's own columns:
+    /// each file's schema is read (its footer, header or first lines), a few files at a time.
+    pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<(Schema, FileColumns)> {
         if let Format::Warc(rows) = self {
-            return Ok(rows.schema());
+            return Ok((rows.schema(), FileColumns::default()));
         }
         let found: Vec<Option<Schema>> = futures::stream::iter(files.iter().filter(|f| f.size > 0).map(|file| self.file_schema(store, file)))
             .buffered(INFER_FILES_AT_ONCE)
@@ -106,7 +107,8 @@ impl Format {
                 cause: format!("its columns ({}) differ from those of {} ({}); read such files with separate read_csv calls", names(&other.1), found[0].0, names(&found[0].1)),
             });
         }
-        merge::merge(&found)
+        let columns = found.iter().map(|(uri, s)| (uri.clone(), s.fields().iter().map(|f| f.name().clone()).collect()));
+        Ok((merge::merge(&found)?, FileColumns::new(columns.collect())))
     }
 
     /// One file's own schema; `None` when it has no rows to infer one from.

@@ -3,6 +3,7 @@
 //! A large file is read as several pieces in parallel ([`pieces`]), with the same lineage.
 
 pub mod counters;
+pub mod drift;
 pub(crate) mod files;
 pub(crate) mod format;
 pub(crate) mod json_escapes;
@@ -123,12 +124,12 @@ impl TableFunctionImpl for ReadFiles {
         let split_bytes = TokqOptions::from_config(args.session().config().options()).split_bytes;
         let listed: tokq_core::error::Result<_> = block_on(async {
             let files = files::list(Arc::clone(&store), &location).await?;
-            let schema = format.infer_schema(&store, &files).await?;
+            let (schema, columns) = format.infer_schema(&store, &files).await?;
             let files = pieces::split(&format, &store, files, split_bytes).await?;
-            Ok((files, schema))
+            Ok((files, schema, columns))
         });
-        let (files, schema) = listed.df()?;
+        let (files, schema, columns) = listed.df()?;
         let config = ScanConfig { format, location, files };
-        Ok(Arc::new(LineageTable::try_new(config, Arc::new(schema))?))
+        Ok(Arc::new(LineageTable::try_new(config, Arc::new(schema))?.with_columns(columns)))
     }
 }

@@ -13,18 +13,30 @@ use datafusion::physical_plan::ExecutionPlan;
 use super::scan::{scan_plan, with_lineage, LineageSource, ScanConfig};
 use tokq_udfs::{OnBadRow, TokqOptions};
 use super::counters::ReadCounters;
+use super::drift::FileColumns;
 
 #[derive(Debug)]
 pub struct LineageTable {
     config: ScanConfig,
     file_schema: SchemaRef,
     schema: SchemaRef,
+    /// Each file's own columns, for the client's drift check ([`super::drift`]); a table decoded
+    /// on a cluster node has none.
+    columns: FileColumns,
 }
 
 impl LineageTable {
     pub fn try_new(config: ScanConfig, file_schema: SchemaRef) -> Result<Self> {
         let schema = with_lineage(&file_schema)?;
-        Ok(Self { config, file_schema, schema })
+        Ok(Self { config, file_schema, schema, columns: FileColumns::default() })
+    }
+
+    pub fn with_columns(self, columns: FileColumns) -> Self {
+        Self { columns, ..self }
+    }
+
+    pub fn columns(&self) -> &FileColumns {
+        &self.columns
     }
 
     pub fn config(&self) -> &ScanConfig {
