@@ -218,3 +218,21 @@ fn bz2_and_xz_inputs_are_read_and_other_compressions_are_named() {
     let err = tokq_err(&["run", recipe.to_str().unwrap(), "--quiet"]);
     assert!(err.contains("z.jsonl.lz4: '.lz4' compression is not supported (tokq reads .gz, .zst, .bz2 and .xz)"), "{err}");
 }
+
+#[test]
+fn subqueries_over_different_files_of_the_same_columns_each_read_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.jsonl", "{\"text\":\"one\"}\n");
+    let b = write(tmp.path(), "b.jsonl", "{\"text\":\"two\"}\n{\"text\":\"three\"}\n");
+    // Every read_* call is named `read_jsonl()`; DataFusion took two such subqueries for one
+    // common subexpression, and both answered a.jsonl's figures.
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM read_jsonl('{a}')) AS a, (SELECT count(*) FROM read_jsonl('{b}')) AS b, \
+         (SELECT max(text) FROM read_jsonl('{a}')) AS ma, (SELECT max(text) FROM read_jsonl('{b}')) AS mb, \
+         (SELECT count(*) FROM read_jsonl('{a}')) + (SELECT count(*) FROM read_jsonl('{a}')) AS twice_a",
+        a = a.display(),
+        b = b.display()
+    );
+    let out = tokq_ok(&["sql", "--format", "csv", "-c", &sql]);
+    assert_eq!(out.lines().nth(1), Some("1,2,one,two,2"), "{out}");
+}

@@ -16,7 +16,12 @@ pub fn with_tokq(config: SessionConfig) -> SessionConfig {
     if config.options().extensions.get::<TokqOptions>().is_some() {
         return config;
     }
-    config.with_option_extension(TokqOptions::default()).with_information_schema(true)
+    // A read's logical schema names its files (`lineage::table::READ_KEY`) and its physical
+    // batches do not; DataFusion checks the two against each other only below an aggregate.
+    config
+        .with_option_extension(TokqOptions::default())
+        .with_information_schema(true)
+        .set_bool("datafusion.execution.skip_physical_aggregate_schema_check", true)
 }
 
 /// The runtime every role uses: tokq's object stores.

@@ -1,9 +1,10 @@
 //! `LineageTable`: the table provider that the `read_*` table functions return.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::Result;
 use datafusion::datasource::TableType;
@@ -14,6 +15,18 @@ use super::scan::{scan_plan, with_lineage, LineageSource, ScanConfig};
 use tokq_udfs::{OnBadRow, TokqOptions};
 use super::counters::ReadCounters;
 use super::drift::FileColumns;
+
+/// The schema metadata key that names a read (`jsonl:/data/*.jsonl`), in logical plans only: the
+/// physical scan's batches do not carry it, so outputs do not depend on where the inputs lay.
+pub const READ_KEY: &str = "tokq.read";
+
+/// `schema` without the name of a read, for what is written: a cluster's physical plans may carry
+/// the logical schema's metadata.
+pub fn unnamed(schema: &Schema) -> Schema {
+    let mut metadata = schema.metadata().clone();
+    metadata.remove(READ_KEY);
+    Schema::new_with_metadata(schema.fields().clone(), metadata)
+}
 
 #[derive(Debug)]
 pub struct LineageTable {
@@ -26,8 +39,13 @@ pub struct LineageTable {
 }
 
 impl LineageTable {
+    /// A read of `config`'s files. Its logical schema names what it reads: DataFusion compares
+    /// two scans by table name, columns and schema alone, and every call of a `read_*` function
+    /// is named `read_jsonl()`, so without it two scalar subqueries over different files of the
+    /// same columns were one subexpression, and both answered the first file's figures.
     pub fn try_new(config: ScanConfig, file_schema: SchemaRef) -> Result<Self> {
-        let schema = with_lineage(&file_schema)?;
+        let read = HashMap::from([(READ_KEY.to_string(), format!("{}:{}", config.format.name(), config.location))]);
+        let schema = Arc::new(with_lineage(&file_schema)?.as_ref().clone().with_metadata(read));
         Ok(Self { config, file_schema, schema, columns: FileColumns::default() })
     }
 

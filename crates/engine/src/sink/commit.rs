@@ -268,7 +268,7 @@ pub async fn plan(
         metadata,
         run_key: hex::encode(Sha256::digest(format!("{}\n{recipe_sha256}\n{run_key}", env!("CARGO_PKG_VERSION")))),
     };
-    let input_schema = Arc::new(input.schema().as_arrow().clone());
+    let input_schema = Arc::new(crate::lineage::unnamed(input.schema().as_arrow()));
     let table = SinkTable::try_new(input, opts.clone())?;
     let plan = ctx.read_table(Arc::new(table))?.create_physical_plan().await?;
     Ok((plan, PlannedCopy { target, facts, recipe_sha256: recipe_sha256.to_string(), opts, input_schema }))

@@ -41,6 +41,7 @@ pub fn written_schema() -> SchemaRef {
 
 /// The schema of the main output: the input's, without the rejects column.
 pub fn kept_schema(input: &Schema, opts: &SinkOptions) -> Result<(SchemaRef, Option<usize>)> {
+    let input = &crate::lineage::unnamed(input);
     let Some(r) = &opts.rejects else { return Ok((Arc::new(input.clone()), None)) };
     let Ok(i) = input.index_of(&r.column) else {
         return plan_err!(
@@ -165,7 +166,7 @@ impl Targets {
         let rejects = match (&opts.rejects, column) {
             (Some(r), Some(i)) => {
                 let (store, dir) = store_and_dir(&runtime, &r.location)?;
-                Some((Target { store, dir, schema: Arc::new(input.clone()), props }, i))
+                Some((Target { store, dir, schema: Arc::new(crate::lineage::unnamed(input)), props }, i))
             }
             _ => None,
         };
