@@ -106,20 +106,6 @@ impl Cluster {
         all
     }
 
-    /// Waits until the nodes' logs hold more than `before` lines that contain every one of
-    /// `words`; fails the test with the logs after `secs` seconds. Returns that count.
-    pub fn wait_for_log(&self, words: &[&str], before: usize, secs: u64) -> usize {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let n = self.log_lines(words);
-            if n > before {
-                return n;
-            }
-            assert!(Instant::now() < deadline, "no new log line with {words:?} within {secs} s:\n{}", self.logs());
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
     /// How many lines of the nodes' logs contain every one of `words`.
     pub fn log_lines(&self, words: &[&str]) -> usize {
         self.logs().lines().filter(|l| words.iter().all(|w| l.contains(w))).count()

@@ -258,7 +258,7 @@ pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
 }
 
 /// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
-fn run_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+pub fn run_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
     use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
         .args(args)

@@ -159,6 +159,9 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
         config.override_arrow_flight_service =
             Some(guarded_flight(s.clone(), config.grpc_max_decoding_message_size as usize, config.grpc_max_encoding_message_size as usize));
     }
+    let scheduler = format!("{}:{}", config.scheduler_host, config.scheduler_port);
+    let wait = Duration::from_secs(config.scheduler_connect_timeout_seconds as u64);
+    tokq_engine::cluster::admitted(&scheduler, secret.as_ref(), wait).await?;
     start_executor_process(Arc::new(config)).await.context("executor stopped")?;
     Ok(())
 }

@@ -89,7 +89,8 @@ pub async fn wait_for_executors(url: &str, secret: Option<&ClusterSecret>, wait:
     let addr = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
     let deadline = Instant::now() + wait;
     loop {
-        if executors(addr, secret).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))? > 0 {
+        let asked = executors(addr, secret).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))?;
+        if asked.map_err(|refused| anyhow::anyhow!("{refused}"))? > 0 {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -103,8 +104,26 @@ pub async fn wait_for_executors(url: &str, secret: Option<&ClusterSecret>, wait:
     }
 }
 
-/// How many executors the scheduler has.
-async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result<usize> {
+/// Before an executor starts: whether the scheduler at `addr` admits its secret. A refused
+/// executor would poll for work and log the refusal for ever; it fails with one line instead.
+/// A scheduler not up yet is asked again every second for `wait`, as long as Ballista's own
+/// connection timeout.
+pub async fn admitted(addr: &str, secret: Option<&ClusterSecret>, wait: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match executors(addr, secret).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(refused)) => anyhow::bail!("the scheduler at {addr} refused this executor: {refused}"),
+            Err(e) if Instant::now() >= deadline => {
+                return Err(e.context(format!("cannot reach the scheduler at {addr} after {} s; start it first, or check --scheduler-host and --scheduler-port", wait.as_secs())));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}
+
+/// How many executors the scheduler has, or its refusal of this secret.
+async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result<Result<usize, String>> {
     let agent = secret.map_or_else(|| "tokq".to_string(), ClusterSecret::user_agent);
     let ask = async {
         let mut s = TcpStream::connect(addr).await?;
@@ -117,9 +136,10 @@ async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result
     let reply = String::from_utf8_lossy(&reply);
     let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
     if head.split(' ').nth(1) == Some("401") {
-        anyhow::bail!("{}", body.trim());
+        return Ok(Err(body.trim().to_string()));
     }
-    body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))
+    let count = body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))?;
+    Ok(Ok(count))
 }
 
 /// The one line for a client whose scheduler went away mid-run, whose transport says only
