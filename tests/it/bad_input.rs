@@ -211,3 +211,45 @@ fn a_file_without_a_read_column_is_named_and_strict_schema_fails_on_it() {
     let same = ws.recipe("same.sql", "COPY (SELECT id, text FROM read_jsonl('{ws}/in/a.jsonl')) TO '{ws}/o2/' STORED AS PARQUET");
     assert!(!ws.run(&same, &["--strict-schema"]).stderr.contains("warning"), "files that agree pass --strict-schema");
 }
+
+#[test]
+fn a_byte_order_mark_and_upper_case_extensions_are_read_and_an_object_for_a_string_is_a_bad_row() {
+    let ws = Workspace::new();
+    let bom = ws.file("bom.jsonl", format!("\u{feff}{GOOD}{GOOD}"));
+    let csv = ws.file("bom.csv", "\u{feff}id,text\na,one\n");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, GOOD.as_bytes()).unwrap();
+    let upper = ws.file("UP.JSONL.GZ", gz.finish().unwrap());
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM read_jsonl('{}') WHERE text = 'one') AS bom, (SELECT max(id) FROM read_csv('{}')) AS csv_id, \
+         (SELECT count(*) FROM read_jsonl('{}') WHERE text = 'one') AS upper",
+        bom.display(), csv.display(), upper.display()
+    );
+    assert_eq!(tokq_ok(&["sql", "--format", "csv", "-c", &sql]).lines().nth(1), Some("2,a,1"));
+
+    let odd = ws.file("odd.jsonl", format!("{{\"id\":\"x\",\"text\":{{\"a\":1}}}}\n{GOOD}{GOOD}"));
+    let err = ws.fails(&recipe(&ws, odd.to_str().unwrap(), "tiktoken:cl100k_base"), &[]);
+    assert!(err.contains(&format!("{}:1: field text is an object here but a scalar in 2 of the 3 lines sampled", odd.display())), "{err}");
+    let run = ws.run(&recipe(&ws, odd.to_str().unwrap(), "tiktoken:cl100k_base"), &["--on-bad-row", "skip"]);
+    assert_eq!((run.stats["bad_rows_skipped"].as_u64(), run.stats["outputs"][0]["rows"].as_u64()), (Some(1), Some(2)), "{}", run.stats);
+}
+
+#[test]
+fn a_memory_limit_too_small_says_what_to_do_in_one_line() {
+    let ws = Workspace::new();
+    // 6 MB of text that does not compress, sorted under a 2 MB pool: the sort cannot fit.
+    let mut seed = 7u64;
+    let lines: String = (0..2000)
+        .map(|i| {
+            let text: String = (0..3000).map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                char::from(b'a' + (seed >> 59) as u8)
+            }).collect();
+            format!("{{\"id\":{i},\"text\":\"{text}\"}}\n")
+        })
+        .collect();
+    let f = ws.file("big.jsonl", lines);
+    let sql = format!("COPY (SELECT id, text FROM read_jsonl('{}') ORDER BY text) TO '{{ws}}/sorted/' STORED AS PARQUET", f.display());
+    let err = ws.fails(&ws.recipe("r.sql", &sql), &["--memory-limit", "2M", "--partitions", "1"]);
+    assert!(err.contains("statement 1") && err.contains("out of memory: ") && err.contains("more than the memory limit of 2.0 MB allows; raise --memory-limit"), "{err}");
+}

@@ -36,3 +36,28 @@ fn a_run_counts_each_input_row_and_byte_once_in_its_stats() {
     let uri = format!("file://{}", file.display());
     assert_eq!(stats["sources"][&uri], serde_json::json!({"rows": 3, "bad_rows": 1}), "{stats}");
 }
+
+#[test]
+fn bytes_read_is_each_input_byte_once_over_pieces_gzip_and_parquet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body: String = (0..4000).map(|i| format!("{{\"id\": {i}, \"text\": \"{}\"}}\n", "word ".repeat(20 + i % 50))).collect();
+    let plain = write(tmp.path(), "docs.jsonl", &body);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, body.as_bytes()).unwrap();
+    let gz = write(tmp.path(), "docs.jsonl.gz", gz.finish().unwrap());
+    let bytes_read = |name: &str, from: String| {
+        let stats = tmp.path().join(format!("{name}.json"));
+        // Pieces of 64 KiB: a piece reads past its end to finish its last line, and its start to
+        // find its first, and the schema is inferred from the head; none of that counts twice.
+        let sql = format!("SET tokq.split_bytes = 65536; COPY (SELECT id, text FROM {from}) TO '{}/{name}/' STORED AS PARQUET", tmp.path().display());
+        tokq_ok(&["sql", "-c", &sql, "--partitions", "3", "--quiet", "--stats-json", stats.to_str().unwrap()]);
+        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        assert_eq!(stats["rows_read"].as_u64(), Some(4000), "{name}: {stats}");
+        stats["bytes_read"].as_u64().unwrap()
+    };
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
+    assert_eq!(bytes_read("plain", format!("read_jsonl('{}')", plain.display())), size(&plain));
+    assert_eq!(bytes_read("gz", format!("read_jsonl('{}')", gz.display())), size(&gz), "compressed bytes, as stored");
+    let part = std::fs::read_dir(tmp.path().join("plain")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("part-")).map(|p| size(&p)).sum::<u64>();
+    assert_eq!(bytes_read("again", format!("read_parquet('{}/plain/')", tmp.path().display())), part, "the part files, not the manifest");
+}

@@ -509,3 +509,31 @@ fn nemotron_cc_buckets_each_classifier_by_percentile_and_keeps_the_higher_bucket
         "{reasons:?}"
     );
 }
+
+#[test]
+fn a_model_pinned_by_its_weights_hash_runs_and_is_refused_once_damaged() {
+    use sha2::Digest;
+    let ws = Workspace::new();
+    tiny_bert(&ws.path().join("m"));
+    let m = ws.at("m");
+    ws.file("d.jsonl", "{\"text\": \"Plants make sugar.\"}\n");
+    let weights = ws.path().join("m/model.safetensors");
+    let hash = hex::encode(sha2::Sha256::digest(std::fs::read(&weights).unwrap()));
+    let runs = std::cell::Cell::new(0);
+    let predict = |spec: &str| {
+        runs.set(runs.get() + 1);
+        format!("COPY (SELECT model_predict(text, '{spec}')[1]['label'] AS label FROM read_jsonl('{{ws}}/d.jsonl')) TO '{{ws}}/o{}/' STORED AS CSV", runs.get())
+    };
+
+    let run = ws.run_sql(&predict(&m));
+    assert_eq!(run.stats["models"][&m].as_str(), Some(hash.as_str()), "the stats name the weights' hash: {}", run.stats);
+    assert!(run.stderr.contains(&format!("tokq: model {m}: sha256 {hash}")), "{}", run.stderr);
+    ws.run_sql(&predict(&format!("{m}#sha256={hash}")));
+
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&weights, &bytes).unwrap();
+    let err = ws.fails(&ws.recipe("pinned.sql", &predict(&format!("{m}#sha256={hash}"))), &[]);
+    assert!(err.contains(&format!("model {m}/model.safetensors: its sha256 is ")) && err.contains(&format!("not the pinned {hash}")), "{err}");
+}

@@ -218,6 +218,9 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             eprintln!("    dropped by {filter}: {n}{detail}");
         }
     }
+    for (path, sha256) in &stats.models {
+        eprintln!("tokq: model {path}: sha256 {sha256} (pin it as '{path}#sha256={sha256}')");
+    }
     print_cpu(stats);
 }
 

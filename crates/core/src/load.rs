@@ -2,7 +2,7 @@
 //! schemes (the engine's object stores: `s3://`) installs its own loader once per process, so the
 //! core stays free of any storage or query-engine dependency.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use crate::error::{Result, TokqError};
@@ -34,6 +34,38 @@ pub fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String>
         TokqError::Io { cause, .. } => cause,
         other => other.to_string(),
     })
+}
+
+/// How a model argument pins its weights: `PATH#sha256=HEX`.
+const PIN: &str = "#sha256=";
+
+/// A model argument's path and, when it is pinned (`PATH#sha256=HEX`), the sha256 its weights
+/// must have. fastText files carry no checksum: a damaged one loads and answers wrong labels.
+pub fn model_spec(spec: &str) -> std::result::Result<(&str, Option<&str>), String> {
+    match spec.rsplit_once(PIN) {
+        None => Ok((spec, None)),
+        Some((path, hex)) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => Ok((path, Some(hex))),
+        Some((_, hex)) => Err(format!("'{hex}' is not a sha256: a pin is #sha256= and the file's 64 hex digits (sha256sum FILE)")),
+    }
+}
+
+/// Models this process loaded, with the sha256 of their weights.
+static LOADED: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+
+/// Checks the weights `bytes` of the model at `path` against its pin, and records their hash.
+pub fn verify_weights(path: &str, bytes: &[u8], pin: Option<&str>) -> std::result::Result<(), String> {
+    let got = crate::tokenize::sha256_hex(bytes);
+    if let Some(want) = pin.filter(|want| !want.eq_ignore_ascii_case(&got)) {
+        return Err(format!("its sha256 is {got}, not the pinned {want}: the file is damaged or another one; download it again, or pin the new hash"));
+    }
+    LOADED.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_string(), got);
+    Ok(())
+}
+
+/// Every model this process has loaded (fastText files, neural model folders), with the sha256
+/// of its weights (`model.safetensors` for a folder).
+pub fn loaded_models() -> BTreeMap<String, String> {
+    LOADED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// The loader a host without object stores gets: plain paths and `file://` URIs.

@@ -441,6 +441,7 @@ impl<'a> Runner<'a> {
             error: failed.as_ref().map(ToString::to_string),
             resubmitted,
             schema_drift: drift,
+            models: tokq_core::load::loaded_models(),
         };
         (stats, failed)
     }
@@ -640,12 +641,61 @@ pub fn root_cause(e: &DataFusionError) -> String {
     // an internal error asking for a bug report; its last sentence is the one for the user.
     const NO_MATCH: &str = "No function matches the given name and argument types";
     let cause = cause.find(NO_MATCH).map_or(cause.as_str(), |at| &cause[at..]);
-    cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    let cause = cause.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    out_of_memory(&cause).or_else(|| out_of_space(&cause)).or_else(|| unfinished_write(&cause)).unwrap_or(cause)
+}
+
+/// DataFusion's CSV, JSON and Arrow writers report any failed write as an internal error that
+/// asks for a bug report and drops its cause.
+fn unfinished_write(cause: &str) -> Option<String> {
+    cause.contains("Error encountered while finalizing writes").then(|| {
+        "the write failed while finishing its files, and DataFusion's CSV and JSON writers do not say why: \
+         check the target's free space and permissions, or write Parquet, whose writer names the cause"
+            .to_string()
+    })
+}
+
+/// DataFusion's words for a memory pool too small (a paragraph of reservations), as what to do.
+fn out_of_memory(cause: &str) -> Option<String> {
+    let after = |from: &str, to: &str| -> Option<String> {
+        let rest = &cause[cause.find(from)? + from.len()..];
+        Some(rest[..rest.find(to)?].to_string())
+    };
+    let needed = after("Failed to allocate additional ", " for ")?;
+    let operator = after(&format!("Failed to allocate additional {needed} for "), " with ")?;
+    let operator = operator.split('[').next().unwrap_or(&operator);
+    let pool = after("pool_size: ", ")").unwrap_or_else(|| "the limit".into());
+    Some(format!(
+        "out of memory: {operator} needed {needed} more than the memory limit of {pool} allows; raise --memory-limit (executors: --memory-pool-bytes), \
+         or run fewer --partitions so that each gets more"
+    ))
+}
+
+/// A full disk, with what to do: committed output files stay, and a rerun writes only the rest.
+fn out_of_space(cause: &str) -> Option<String> {
+    cause.contains("(os error 28)").then(|| {
+        "no space left on the device (os error 28); free space there, or write elsewhere, and rerun: the files already committed are kept".to_string()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_limit_too_small_and_a_full_disk_say_what_to_do() {
+        let pool = DataFusionError::ResourcesExhausted(
+            "Additional allocation failed for ExternalSorterMerge[0] with top memory consumers (across reservations) as: ExternalSorterMerge[0]#1(can spill: false) consumed 0.0 B, peak 0.0 B. \
+             Error: Failed to allocate additional 10.0 MB for ExternalSorterMerge[0] with 0.0 B already allocated for this reservation - 5.0 MB remain available for the total memory pool: greedy(used: 0.0 B, pool_size: 5.0 MB)".into(),
+        );
+        assert_eq!(
+            root_cause(&pool),
+            "out of memory: ExternalSorterMerge needed 10.0 MB more than the memory limit of 5.0 MB allows; raise --memory-limit (executors: --memory-pool-bytes), or run fewer --partitions so that each gets more"
+        );
+        let full = DataFusionError::Execution("Parquet error: External: Generic LocalFileSystem error: Unable to copy data to file: No space left on device (os error 28)".into());
+        assert!(root_cause(&full).starts_with("no space left on the device (os error 28); free space there"));
+        assert_eq!(root_cause(&DataFusionError::Plan("no such table".into())), "no such table");
+    }
 
     #[test]
     fn an_executor_that_went_away_is_a_lost_job_and_the_scheduler_is_not() {

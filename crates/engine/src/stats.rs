@@ -167,6 +167,10 @@ pub struct RunStats {
     /// with `--strict-schema` fails on the first instead).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schema_drift: Vec<crate::lineage::drift::Drift>,
+    /// `{path: sha256}` of every model this process has loaded (fastText files; for a neural
+    /// model folder, its `model.safetensors`), to pin them with `PATH#sha256=HEX`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, String>,
 }
 
 /// A statement that ran again.

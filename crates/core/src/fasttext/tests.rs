@@ -133,6 +133,29 @@ fn corrupt_or_truncated_files_fail_with_the_file_name() {
     assert!(e.contains("/nonexistent/lid.176.ftz"), "{e}");
 }
 
+#[test]
+fn a_pinned_model_loads_only_with_its_hash_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.bin");
+    let bytes = Spec::small(3).bytes();
+    std::fs::write(&file, &bytes).unwrap();
+    let (path, hash) = (file.display().to_string(), crate::tokenize::sha256_hex(&bytes));
+    assert!(Model::load(&format!("{path}#sha256={hash}")).is_ok());
+    assert!(Model::load(&format!("{path}#sha256={}", hash.to_uppercase())).is_ok(), "hex in either case");
+    assert_eq!(crate::load::loaded_models().get(&path), Some(&hash), "the stats can name it");
+    // One flipped weight: the model still parses, so only the pin catches it.
+    let mut damaged = bytes.clone();
+    let last = damaged.len() - 2;
+    damaged[last] ^= 0x40;
+    std::fs::write(&file, &damaged).unwrap();
+    assert!(Model::load(&path).is_ok(), "a damaged fastText file loads without a pin");
+    let e = Model::load(&format!("{path}#sha256={hash}")).err().unwrap().to_string();
+    let got = crate::tokenize::sha256_hex(&damaged);
+    assert_eq!(e, format!("fastText model {path}: its sha256 is {got}, not the pinned {hash}: the file is damaged or another one; download it again, or pin the new hash"));
+    let e = Model::load(&format!("{path}#sha256=abc")).err().unwrap().to_string();
+    assert!(e.contains("'abc' is not a sha256") && e.contains("sha256sum FILE"), "{e}");
+}
+
 proptest! {
     #[test]
     fn arbitrary_text_never_panics_and_shortcuts_agree_with_all_labels(text in any::<String>()) {

@@ -91,13 +91,15 @@ pub struct Prediction {
 
 impl Model {
     /// Loads the model folder `dir`; an error names the file at fault and what to do.
-    pub fn load(dir: &str) -> Result<Self> {
-        let path = Path::new(dir);
-        let fail = |file: &str, cause: String| TokqError::NeuralModel {
+    pub fn load(spec: &str) -> Result<Self> {
+        let fail = |dir: &str, file: &str, cause: String| TokqError::NeuralModel {
             dir: dir.to_string(),
             file: file.to_string(),
             cause,
         };
+        let (dir, pin) = crate::load::model_spec(spec).map_err(|e| fail(spec, "", e))?;
+        let fail = |file: &str, cause: String| fail(dir, file, cause);
+        let path = Path::new(dir);
         if !path.is_dir() {
             return Err(fail("", "is not a folder: give the folder that holds config.json, model.safetensors and tokenizer.json (hf download ORG/NAME --local-dir DIR)".into()));
         }
@@ -121,15 +123,23 @@ impl Model {
             json.get("model_type").map(|t| t.as_str()),
             None | Some(Some("model2vec"))
         ) {
-            StaticModel::load(path, &json).map(Kind::Static)
+            StaticModel::load(path, &json, pin).map(Kind::Static)
         } else {
-            Transformer::load(path, &config).map(|t| Kind::Transformer(Box::new(t)))
+            Transformer::load(path, &config, pin).map(|t| Kind::Transformer(Box::new(t)))
         };
         let kind = kind.map_err(|f| Self::error(dir, f))?;
         Ok(Self {
             dir: dir.to_string(),
             kind,
         })
+    }
+
+    /// The bytes of `dir`'s `model.safetensors`, checked against the folder's pin.
+    pub(crate) fn weights(dir: &Path, pin: Option<&str>) -> Result<Vec<u8>, Fault> {
+        let file = dir.join("model.safetensors");
+        let bytes = crate::load::read_file(&file).map_err(|e| Fault::file("model.safetensors", e))?;
+        crate::load::verify_weights(&dir.to_string_lossy(), &bytes, pin).map_err(|e| Fault::file("model.safetensors", e))?;
+        Ok(bytes)
     }
 
     fn error(dir: &str, fault: Fault) -> TokqError {

@@ -132,7 +132,7 @@ impl Head {
 
 impl StaticModel {
     /// The model of `dir`, whose `config.json` is `config`; an error names the file at fault.
-    pub(crate) fn load(dir: &Path, config: &Value) -> Result<Self, Fault> {
+    pub(crate) fn load(dir: &Path, config: &Value, pin: Option<&str>) -> Result<Self, Fault> {
         let tokenizer_file = dir.join("tokenizer.json");
         let json = crate::load::read_file(&tokenizer_file)
             .map_err(|e| Fault::file("tokenizer.json", e))?;
@@ -143,8 +143,7 @@ impl StaticModel {
         let tokenizer = cached(&tokenizer_file.display().to_string())
             .map_err(|e| Fault::file("tokenizer.json", e.to_string()))?;
 
-        let bytes = crate::load::read_file(&dir.join("model.safetensors"))
-            .map_err(|e| Fault::file("model.safetensors", e))?;
+        let bytes = super::Model::weights(dir, pin)?;
         let w = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
         let fail = |e: String| Fault::file("model.safetensors", e);
         let (rows, dim) = match w.shape("embeddings") {

@@ -33,10 +33,9 @@ pub(crate) struct Transformer {
 impl Transformer {
     /// The encoder folder `dir`, whose `config.json` holds `config`; the caller has checked that
     /// `model.safetensors` is there.
-    pub(crate) fn load(dir: &Path, config: &str) -> Result<Self, Fault> {
+    pub(crate) fn load(dir: &Path, config: &str, pin: Option<&str>) -> Result<Self, Fault> {
         let config = Config::parse(config).map_err(|e| Fault::file("config.json", e))?;
-        let bytes = crate::load::read_file(&dir.join("model.safetensors"))
-            .map_err(|e| Fault::file("model.safetensors", e))?;
+        let bytes = super::Model::weights(dir, pin)?;
         let weights = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
         let input = Input::load(dir, config.max_tokens(), config.vocab)
             .map_err(|(file, cause)| Fault::File(file, cause))?;

@@ -82,11 +82,11 @@ impl Format {
 
     /// The schema of the files, merged by column name ([`merge`]), and each file's own columns:
     /// each file's schema is read (its footer, header or first lines), a few files at a time.
-    pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef]) -> Result<(Schema, FileColumns)> {
+    pub async fn infer_schema(&self, store: &Arc<dyn ObjectStore>, files: &[FileRef], skip_bad: bool) -> Result<(Schema, FileColumns)> {
         if let Format::Warc(rows) = self {
             return Ok((rows.schema(), FileColumns::default()));
         }
-        let found: Vec<Option<Schema>> = futures::stream::iter(files.iter().filter(|f| f.size > 0).map(|file| self.file_schema(store, file)))
+        let found: Vec<Option<Schema>> = futures::stream::iter(files.iter().filter(|f| f.size > 0).map(|file| self.file_schema(store, file, skip_bad)))
             .buffered(INFER_FILES_AT_ONCE)
             .try_collect()
             .await?;
@@ -112,9 +112,9 @@ impl Format {
     }
 
     /// One file's own schema; `None` when it has no rows to infer one from.
-    async fn file_schema(&self, store: &Arc<dyn ObjectStore>, file: &FileRef) -> Result<Option<Schema>> {
+    async fn file_schema(&self, store: &Arc<dyn ObjectStore>, file: &FileRef, skip_bad: bool) -> Result<Option<Schema>> {
         Ok(match self {
-            Format::Jsonl => jsonl::infer(source::open(store, file, None).await?, &file.uri).await?,
+            Format::Jsonl => jsonl::infer(source::open(store, file, None).await?, &file.uri, skip_bad).await?,
             Format::Csv { has_header } => {
                 let mut reader = source::open(store, file, None).await?;
                 let mut head = Vec::new();
@@ -167,6 +167,8 @@ impl Format {
         match self {
             Format::Jsonl => {
                 let (reader, first_line) = match &file.piece {
+                    // The first piece starts the file, and may start with a byte order mark.
+                    Some(p) if p.span.0 == 0 => (source::skip_bom(source::open_raw(store, file, Some(p.span), Some(tally)).await.df()?, &file.uri).await.df()?, 0),
                     Some(p) => (source::open_raw(store, file, Some(p.span), Some(tally)).await.df()?, p.rows.0),
                     None => (source::open(store, file, Some(tally)).await.df()?, 0),
                 };

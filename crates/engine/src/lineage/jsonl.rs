@@ -2,9 +2,11 @@
 //! find the exact line. Blank lines make no row. Malformed lines fail with `file:line: cause`
 //! or, with `tokq.on_bad_row = 'skip'`, are dropped and counted.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::reader::infer_json_schema_from_iterator;
 use datafusion::arrow::json::ReaderBuilder;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -149,12 +151,52 @@ pub fn decode(schema: &SchemaRef, uri: &str, lines: &Lines, skip_bad: bool) -> R
     Ok(Decoded { batch, rows, skipped })
 }
 
+/// The shape of a JSON value, as far as one Arrow type can hold both of two values: an object, an
+/// array, or a scalar (numbers, strings and booleans coerce into one another; null fits all).
+fn shape(v: &serde_json::Value) -> Option<&'static str> {
+    match v {
+        serde_json::Value::Null => None,
+        serde_json::Value::Object(_) => Some("an object"),
+        serde_json::Value::Array(_) => Some("an array"),
+        _ => Some("a scalar"),
+    }
+}
+
+/// The sampled lines (by index) whose value of some field has another shape than most lines give
+/// it, with why: no Arrow type holds both, so one of the two must be a bad row, and it is the
+/// rarer one (a stray object among a million strings).
+fn odd_shapes(values: &[serde_json::Value]) -> Vec<(usize, String)> {
+    let mut counts: BTreeMap<&str, BTreeMap<&'static str, usize>> = BTreeMap::new();
+    for v in values {
+        for (key, value) in v.as_object().into_iter().flatten() {
+            if let Some(s) = shape(value) {
+                *counts.entry(key).or_default().entry(s).or_default() += 1;
+            }
+        }
+    }
+    let usual: BTreeMap<&str, (&str, usize)> = counts.iter().map(|(k, c)| (*k, c.iter().map(|(s, n)| (*s, *n)).max_by_key(|(_, n)| *n).unwrap_or(("", 0)))).collect();
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            v.as_object()?.iter().find_map(|(key, value)| {
+                let (most, n) = usual[key.as_str()];
+                let s = shape(value).filter(|s| *s != most)?;
+                Some((i, format!("field {key} is {s} here but {most} in {n} of the {} lines sampled", values.len())))
+            })
+        })
+        .collect()
+}
+
 /// Infers a schema from the first valid lines of a file. A file that has lines but none of them
-/// a JSON object fails with the first line's problem.
-pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
+/// a JSON object fails with the first line's problem. A line whose field has another shape than
+/// in most lines fails with its file:line, or with `skip_bad` is left out (the read then skips and
+/// counts it as a bad row).
+pub async fn infer(reader: ByteReader, uri: &str, skip_bad: bool) -> Result<Option<Schema>> {
     let mut lines = LineReader::new(reader, uri.to_string());
     let sample = lines.read(INFER_LINES).await?;
     let mut values = Vec::new();
+    let mut numbers = Vec::new();
     let mut first_problem = None;
     for i in 0..sample.len() {
         // Read as the decoder reads it, so a lone surrogate escape does not keep a line out.
@@ -168,7 +210,10 @@ pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
             },
         };
         match parsed {
-            Ok(v) => values.push(v),
+            Ok(v) => {
+                values.push(v);
+                numbers.push(sample.spans[i].2 + 1);
+            }
             Err(cause) => {
                 first_problem.get_or_insert((sample.spans[i].2 + 1, cause));
             }
@@ -184,8 +229,20 @@ pub async fn infer(reader: ByteReader, uri: &str) -> Result<Option<Schema>> {
             None => Ok(None),
         };
     }
-    let schema = infer_json_schema_from_iterator(values.into_iter().map(Ok))
-        .map_err(|e| TokqError::Io { uri: uri.to_string(), cause: format!("cannot infer a schema: {e}") })?;
+    let unreadable = |e: ArrowError| TokqError::Io { uri: uri.to_string(), cause: format!("cannot infer a schema: {e}") };
+    let schema = match infer_json_schema_from_iterator(values.iter().cloned().map(Ok)) {
+        Ok(schema) => schema,
+        Err(e) => {
+            let odd = odd_shapes(&values);
+            let Some((first, cause)) = odd.first() else { return Err(unreadable(e)) };
+            if !skip_bad {
+                return Err(TokqError::BadRow { file: uri.to_string(), line: numbers[*first], cause: format!("{cause}; fix it, or skip such lines with --on-bad-row skip") });
+            }
+            let odd: BTreeSet<usize> = odd.iter().map(|(i, _)| *i).collect();
+            let usual = values.iter().enumerate().filter(|(i, _)| !odd.contains(i)).map(|(_, v)| Ok(v.clone()));
+            infer_json_schema_from_iterator(usual).map_err(unreadable)?
+        }
+    };
     Ok(Some(schema))
 }
 
@@ -245,8 +302,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_field_of_another_shape_than_most_is_a_bad_row_named_by_its_line() {
+        let text: &'static [u8] = b"{\"id\":1,\"text\":{\"a\":1}}\n{\"id\":2,\"text\":\"x\"}\n{\"id\":3,\"text\":\"y\"}\n";
+        let e = infer(reader(text), "f", false).await.unwrap_err().to_string();
+        assert!(e.starts_with("f:1: field text is an object here but a scalar in 2 of the 3 lines sampled; fix it, or skip such lines with --on-bad-row skip"), "{e}");
+        let s = Arc::new(infer(reader(text), "f", true).await.unwrap().unwrap());
+        assert_eq!(s.field_with_name("text").unwrap().data_type(), &DataType::Utf8, "the usual shape wins");
+        let mut r = LineReader::new(reader(text), "f".into());
+        let d = decode(&s, "f", &r.read(10).await.unwrap(), true).unwrap();
+        assert_eq!((d.rows, d.skipped), (vec![1, 2], 1), "and the odd line is skipped as a bad row");
+    }
+
+    #[tokio::test]
     async fn infers_from_valid_lines() {
-        let s = infer(reader(b"garbage\n{\"id\":\"a\",\"n\":1}\n"), "f").await.unwrap().unwrap();
+        let s = infer(reader(b"garbage\n{\"id\":\"a\",\"n\":1}\n"), "f", false).await.unwrap().unwrap();
         assert_eq!(s.fields().len(), 2);
     }
 }

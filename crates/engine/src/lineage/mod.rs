@@ -30,6 +30,7 @@ use crate::store::{block_on, object_store_url, to_url};
 use format::Format;
 use scan::ScanConfig;
 use table::LineageTable;
+pub use table::unnamed;
 use tokq_core::quality::params::{Keys, Params};
 use warc::{RecordTypes, WarcRows};
 
@@ -121,10 +122,11 @@ impl TableFunctionImpl for ReadFiles {
         }
         let url = to_url(&location).df()?;
         let store = args.session().runtime_env().object_store(object_store_url(&url)?)?;
-        let split_bytes = TokqOptions::from_config(args.session().config().options()).split_bytes;
+        let options = TokqOptions::from_config(args.session().config().options());
+        let (split_bytes, skip_bad) = (options.split_bytes, options.on_bad_row == tokq_udfs::OnBadRow::Skip);
         let listed: tokq_core::error::Result<_> = block_on(async {
             let files = files::list(Arc::clone(&store), &location).await?;
-            let (schema, columns) = format.infer_schema(&store, &files).await?;
+            let (schema, columns) = format.infer_schema(&store, &files, skip_bad).await?;
             let files = pieces::split(&format, &store, files, split_bytes).await?;
             Ok((files, schema, columns))
         });

@@ -83,8 +83,25 @@ const UNSUPPORTED: [&str; 8] = ["lz4", "br", "zip", "7z", "snappy", "lzma", "Z",
 /// Extensions of the compressions [`open`] undoes.
 const DECOMPRESSED: [&str; 5] = ["gz", "zst", "zstd", "bz2", "xz"];
 
+/// Whether `uri` ends in `.ext`, in any case (`.GZ` is gzip) but for `.Z` (compress), which
+/// differs from `.z` by its case alone.
 fn has_extension(uri: &str, ext: &str) -> bool {
-    uri.strip_suffix(ext).is_some_and(|rest| rest.ends_with('.'))
+    let (uri, ext) = (uri.as_bytes(), ext.as_bytes());
+    let Some(dot) = uri.len().checked_sub(ext.len() + 1) else { return false };
+    let tail = &uri[dot + 1..];
+    uri[dot] == b'.' && (tail == ext || (ext != b"Z" && tail.eq_ignore_ascii_case(ext)))
+}
+
+/// Skips a UTF-8 byte order mark at the start of a text file (editors on Windows write one):
+/// it is no part of the first line's JSON or the CSV header's first name.
+pub async fn skip_bom(mut reader: ByteReader, uri: &str) -> Result<ByteReader> {
+    use tokio::io::AsyncBufReadExt;
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let head = reader.fill_buf().await.map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })?;
+    if head.starts_with(BOM) {
+        reader.as_mut().consume(BOM.len());
+    }
+    Ok(reader)
 }
 
 /// Whether the file is compressed (or in a compression tokq refuses), by its extension: such a
@@ -100,25 +117,26 @@ pub async fn open(store: &Arc<dyn ObjectStore>, file: &FileRef, tally: Option<&F
         return Err(TokqError::UnsupportedCompression { uri: uri.to_string(), extension: ext.to_string() });
     }
     let raw = open_raw(store, file, None, tally).await?;
-    Ok(if uri.ends_with(".bz2") {
+    let reader: ByteReader = if has_extension(uri, "bz2") {
         let mut d = BzDecoder::new(raw);
         d.multiple_members(true);
         Box::pin(BufReader::with_capacity(READ_BUFFER, d))
-    } else if uri.ends_with(".xz") {
+    } else if has_extension(uri, "xz") {
         let mut d = XzDecoder::new(raw);
         d.multiple_members(true);
         Box::pin(BufReader::with_capacity(READ_BUFFER, d))
-    } else if uri.ends_with(".gz") {
+    } else if has_extension(uri, "gz") {
         let mut d = GzipDecoder::new(raw);
         d.multiple_members(true);
         Box::pin(BufReader::with_capacity(READ_BUFFER, d))
-    } else if uri.ends_with(".zst") || uri.ends_with(".zstd") {
+    } else if has_extension(uri, "zst") || has_extension(uri, "zstd") {
         let mut d = ZstdDecoder::new(raw);
         d.multiple_members(true);
         Box::pin(BufReader::with_capacity(READ_BUFFER, d))
     } else {
         Box::pin(raw)
-    })
+    };
+    skip_bom(reader, uri).await
 }
 
 #[cfg(test)]
