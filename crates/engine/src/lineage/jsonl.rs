@@ -180,8 +180,10 @@ fn odd_shapes(values: &[serde_json::Value]) -> Vec<(usize, String)> {
         .enumerate()
         .filter_map(|(i, v)| {
             v.as_object()?.iter().find_map(|(key, value)| {
-                let (most, n) = usual[key.as_str()];
-                let s = shape(value).filter(|s| *s != most)?;
+                // A field that is null on every line has no usual shape, and no odd one.
+                let s = shape(value)?;
+                let &(most, n) = usual.get(key.as_str())?;
+                let s = Some(s).filter(|s| *s != most)?;
                 Some((i, format!("field {key} is {s} here but {most} in {n} of the {} lines sampled", values.len())))
             })
         })
@@ -303,7 +305,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_field_of_another_shape_than_most_is_a_bad_row_named_by_its_line() {
-        let text: &'static [u8] = b"{\"id\":1,\"text\":{\"a\":1}}\n{\"id\":2,\"text\":\"x\"}\n{\"id\":3,\"text\":\"y\"}\n";
+        let text: &'static [u8] = b"{\"id\":1,\"text\":{\"a\":1},\"none\":null}\n{\"id\":2,\"text\":\"x\",\"none\":null}\n{\"id\":3,\"text\":\"y\"}\n";
         let e = infer(reader(text), "f", false).await.unwrap_err().to_string();
         assert!(e.starts_with("f:1: field text is an object here but a scalar in 2 of the 3 lines sampled; fix it, or skip such lines with --on-bad-row skip"), "{e}");
         let s = Arc::new(infer(reader(text), "f", true).await.unwrap().unwrap());
