@@ -6,7 +6,9 @@ until it reaches --gb, each copy with fresh ids and its words shifted (`pretrain
 `distinct_copy`), so dedup keeps them and every stage sees real work. Then:
 - a local run at each of --partitions (e.g. 1,2), with --memory-limit when given;
 - a local Ballista cluster (scheduler and executors on 127.0.0.1) of each of --executors, every
-  executor with one task slot, at as many partitions as the largest --partitions.
+  executor with one task slot, at as many partitions as the largest --partitions; with --tls, each
+  such cluster once more with TLS on every connection (certificates from scheduler/certs.sh), to
+  show what TLS costs.
 For each run: wall, MB/s, speed-up and efficiency against the first run (efficiency: speed-up over
 the cores it could use), the peak RSS of every process; per statement (from --stats-json): seconds
 and cores busy (CPU seconds over wall seconds, local runs). Every run's output and rejects must
@@ -23,6 +25,7 @@ import os
 import pathlib
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -107,11 +110,12 @@ def run_client(args, out_dir: pathlib.Path):
         return wall, int(rss.read().split()[-1]) / 1024
 
 
-def wait_executors(port: int, n: int):
+def wait_executors(port: int, n: int, ca=None):
     deadline = time.time() + 60
+    scheme, context = ("https", ssl.create_default_context(cafile=ca)) if ca else ("http", None)
     while time.time() < deadline:
         try:
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/executors", timeout=2).read().decode()
+            body = urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}/api/executors", timeout=2, context=context).read().decode()
             if body.count('"host"') >= n:
                 return
         except OSError:
@@ -120,13 +124,19 @@ def wait_executors(port: int, n: int):
     raise SystemExit("executors did not register")
 
 
-def run_cluster(tokq: str, args, executors: int, out: pathlib.Path, executor_args=()):
+def run_cluster(tokq: str, args, executors: int, out: pathlib.Path, executor_args=(), certs=None):
     """Runs `args` (a `tokq run` command) on a scheduler and `executors` executors of one task
     slot each, started here on 127.0.0.1 and stopped after; returns the wall time and the peak
-    RSS of every process."""
+    RSS of every process. With `certs` (a folder scheduler/certs.sh made for 127.0.0.1), every
+    connection speaks TLS."""
     logs = tempfile.mkdtemp(prefix="tokq-cluster-logs-")
     port = free_port()
-    procs = [subprocess.Popen([tokq, "scheduler", "--bind-port", str(port)], stderr=open(f"{logs}/scheduler.log", "w"))]
+    tls, ca = [], None
+    if certs:
+        ca = str(certs / "ca.pem")
+        tls = ["--tls-ca", ca, "--tls-cert", str(certs / "127.0.0.1.pem"), "--tls-key", str(certs / "127.0.0.1.key")]
+    executor_args = [*executor_args, *tls]
+    procs = [subprocess.Popen([tokq, "scheduler", "--bind-port", str(port), *tls], stderr=open(f"{logs}/scheduler.log", "w"))]
     for i in range(executors):
         work_dir = pathlib.Path(logs) / f"work{i}"
         work_dir.mkdir()
@@ -135,8 +145,8 @@ def run_cluster(tokq: str, args, executors: int, out: pathlib.Path, executor_arg
              "--bind-port", str(free_port()), "--bind-grpc-port", str(free_port()), "--vcores", "1",
              "--work-dir", str(work_dir), *executor_args], stderr=open(f"{logs}/executor{i}.log", "w")))
     try:
-        wait_executors(port, executors)
-        wall, rss = run_client(list(args) + ["--cluster", f"df://127.0.0.1:{port}"], out)
+        wait_executors(port, executors, ca)
+        wall, rss = run_client(list(args) + ["--cluster", f"df://127.0.0.1:{port}"] + (["--tls-ca", ca] if ca else []), out)
         peaks = {"client": rss, "scheduler": peak_rss_mib(procs[0].pid)}
         for i, p in enumerate(procs[1:]):
             peaks[f"executor {i}"] = peak_rss_mib(p.pid)
@@ -195,6 +205,7 @@ def main():
     ap.add_argument("--shards", type=int, default=16)
     ap.add_argument("--partitions", default="1,2", help="local runs, one per count")
     ap.add_argument("--executors", default="", help="cluster runs, one per executor count (one slot each)")
+    ap.add_argument("--tls", action="store_true", help="run each cluster once more with TLS on every connection")
     ap.add_argument("--memory-limit", help="--memory-limit of the local runs, e.g. 2G")
     ap.add_argument("--work", help="folder for input and outputs (default: a temporary one, removed after)")
     a = ap.parse_args()
@@ -227,12 +238,17 @@ def main():
         wall, rss = run_client(base + extra, work)
         runs.append((f"local, {p} partition{'s' if p > 1 else ''}", min(p, cores), wall, {"tokq": rss}, statements(stats),
                      (rows_digest(work / "o"), rows_digest(work / "r"))))
+    certs = None
+    if a.tls:
+        certs = work / "certs"
+        subprocess.run(["bash", str(ROOT / "scheduler" / "certs.sh"), str(certs), "127.0.0.1,localhost"], check=True, stdout=subprocess.DEVNULL)
     for e in executors:
-        clear()
-        stats = work / f"stats-x{e}.json"
-        wall, peaks = run_cluster(a.tokq, base + ["--partitions", str(max(parts)), "--stats-json", str(stats)], e, work)
-        runs.append((f"cluster, {e} executor{'s' if e > 1 else ''} x 1 slot", min(e, cores), wall, peaks, statements(stats),
-                     (rows_digest(work / "o"), rows_digest(work / "r"))))
+        for tls in ([None, certs] if certs else [None]):
+            clear()
+            stats = work / f"stats-x{e}.json"
+            wall, peaks = run_cluster(a.tokq, base + ["--partitions", str(max(parts)), "--stats-json", str(stats)], e, work, certs=tls)
+            runs.append((f"cluster, {e} executor{'s' if e > 1 else ''} x 1 slot{', TLS' if tls else ''}", min(e, cores), wall, peaks,
+                         statements(stats), (rows_digest(work / "o"), rows_digest(work / "r"))))
 
     first_wall, first_cores = runs[0][2], runs[0][1]
     print("\n| run | wall s | MB/s | speed-up | efficiency | peak RSS MiB |\n|---|---:|---:|---:|---:|---|")

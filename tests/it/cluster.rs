@@ -32,6 +32,8 @@ pub struct Cluster {
     node_args: Vec<String>,
     /// The user-agent a member presents, when the cluster has a secret.
     pub agent: Option<String>,
+    /// What a member of this cluster presents and speaks.
+    pub member: tokq_engine::cluster::Credentials,
     /// Each executor's Flight port.
     pub flight_ports: Vec<u16>,
 }
@@ -123,6 +125,22 @@ pub struct Setup<'a> {
     pub secret: Option<&'a std::path::Path>,
     /// `--allow-root` of every node.
     pub allow_roots: &'a [&'a std::path::Path],
+    /// TLS on every connection, with the certificates `scheduler/certs.sh` made in this folder
+    /// for `127.0.0.1,localhost` (see [`cluster_certs`]).
+    pub tls: Option<&'a std::path::Path>,
+}
+
+/// The TLS files `scheduler/certs.sh DIR 127.0.0.1,localhost` makes, as node arguments.
+pub fn tls_args(dir: &std::path::Path) -> Vec<String> {
+    let file = |name: &str| dir.join(name).display().to_string();
+    vec!["--tls-ca".into(), file("ca.pem"), "--tls-cert".into(), file("127.0.0.1.pem"), "--tls-key".into(), file("127.0.0.1.key")]
+}
+
+/// A CA and a certificate for 127.0.0.1 and localhost in `dir`, made by the script the docs give.
+pub fn cluster_certs(dir: &std::path::Path) -> std::path::PathBuf {
+    let out = Command::new("bash").arg(repo_root().join("scheduler/certs.sh")).arg(dir).arg("127.0.0.1,localhost").output().unwrap();
+    assert!(out.status.success(), "scheduler/certs.sh failed (is openssl installed?): {}", String::from_utf8_lossy(&out.stderr));
+    dir.to_path_buf()
 }
 
 fn spawn(logs: &std::path::Path, name: &str, args: &[String], env: &[(&str, &str)]) -> Child {
@@ -148,8 +166,25 @@ pub fn http_get(port: u16, path: &str, agent: Option<&str>) -> (u16, String) {
     (code, reply.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string()))
 }
 
+/// Starts an executor for `cluster` with `args` and expects it to be refused: it exits 1, and its
+/// last line, returned, says why.
+pub fn executor_refused(cluster: &Cluster, args: &[&str]) -> String {
+    let port = cluster.port.to_string();
+    let mut all = vec!["executor", "--scheduler-host", "127.0.0.1", "--scheduler-port", &port];
+    all.extend(args);
+    let out = run_within(&all, &[], 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err.trim().lines().last().unwrap_or_default().to_string()
+}
+
 pub fn executors_registered(cluster: &Cluster) -> usize {
-    http_get(cluster.port, "/tokq/executors", cluster.agent.as_deref()).1.trim().parse().unwrap_or(0)
+    if cluster.member.tls.is_none() {
+        return http_get(cluster.port, "/tokq/executors", cluster.agent.as_deref()).1.trim().parse().unwrap_or(0);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let asked = rt.block_on(tokq_engine::cluster::executor_count(&format!("127.0.0.1:{}", cluster.port), &cluster.member));
+    asked.ok().and_then(Result::ok).unwrap_or(0)
 }
 
 pub fn start(executors: usize) -> Cluster {
@@ -166,15 +201,22 @@ pub fn start_with(executors: usize, setup: Setup) -> Cluster {
     for r in setup.allow_roots {
         node_args.extend(["--allow-root".to_string(), r.display().to_string()]);
     }
+    if let Some(dir) = setup.tls {
+        node_args.extend(tls_args(dir));
+    }
     let mut scheduler = vec!["scheduler".to_string(), "--bind-port".into(), port.to_string()];
     if setup.fast_failover {
         scheduler.extend(["--executor-timeout-seconds", "10", "--expire-dead-executor-interval-seconds", "1"].map(String::from));
     }
     scheduler.extend(node_args.iter().cloned());
     let children = vec![spawn(logs.path(), "scheduler", &scheduler, setup.env)];
-    let agent = setup.secret.map(|f| tokq_engine::cluster::secret::ClusterSecret::load(Some(f)).unwrap().unwrap().user_agent());
+    let secret = setup.secret.map(|f| tokq_engine::cluster::secret::ClusterSecret::load(Some(f)).unwrap().unwrap());
+    let agent = secret.as_ref().map(|s| s.user_agent());
+    let files = tokq_engine::cluster::tls::TlsFiles { ca: setup.tls.map(|d| d.join("ca.pem")), ..Default::default() };
+    let tls = tokq_engine::cluster::tls::ClusterTls::client(&files).unwrap().map(std::sync::Arc::new);
+    let member = tokq_engine::cluster::Credentials { secret, tls };
     let env = setup.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let mut cluster = Cluster { port, children, logs, env, node_args, agent, flight_ports: Vec::new() };
+    let mut cluster = Cluster { port, children, logs, env, node_args, agent, member, flight_ports: Vec::new() };
     for _ in 0..executors {
         cluster.add_executor();
     }

@@ -1,7 +1,7 @@
 //! The cluster's doors: a shared secret on every call, the REST API on this machine only, and
 //! allowed data roots on every node (docs/cluster.md, "Trust model").
 
-use crate::cluster::{executors_registered, http_get, start_with, Setup};
+use crate::cluster::{executor_refused, executors_registered, http_get, start_with, Setup};
 use crate::util::*;
 use crate::dedup::{jsonl, planted, rejected, run_dedup};
 
@@ -68,12 +68,9 @@ fn a_cluster_with_a_secret_runs_its_members_jobs_and_refuses_everyone_else() {
 
     // An executor with the wrong secret cannot join: it asks the scheduler before it starts, is
     // refused, and exits with one line instead of polling for work and logging refusals for ever.
-    let port = cluster.port.to_string();
-    let out = run_within(&["executor", "--scheduler-host", "127.0.0.1", "--scheduler-port", &port, "--secret-file", &wrong_arg], &[], 60);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    let last = err.trim().lines().last().unwrap_or_default();
-    assert!(last.contains(&format!("the scheduler at 127.0.0.1:{port} refused this executor: this tokq cluster needs its secret")), "{err}");
+    let last = executor_refused(&cluster, &["--secret-file", &wrong_arg]);
+    let port = cluster.port;
+    assert!(last.contains(&format!("the scheduler at 127.0.0.1:{port} refused this executor: this tokq cluster needs its secret")), "{last}");
     assert_eq!(executors_registered(&cluster), 2, "an executor with the wrong secret joined");
 
     // Neither the secret nor the token it makes appears in any log, the stats or the output.

@@ -31,4 +31,6 @@ mod cluster;
 #[cfg(feature = "slow-tests")]
 mod cluster_gate;
 #[cfg(feature = "slow-tests")]
+mod cluster_tls;
+#[cfg(feature = "slow-tests")]
 mod s3;

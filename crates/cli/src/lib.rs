@@ -143,12 +143,39 @@ impl SecretArg {
     }
 }
 
+/// The CA a cluster member checks the nodes' certificates against.
+#[derive(Args)]
+struct TlsCaArg {
+    /// The CA certificate (PEM) that signed the cluster's node certificates: every connection
+    /// then speaks TLS and checks the certificate it is shown. Without it, TOKQ_TLS_CA's file
+    /// if that is set; neither: clear text.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+}
+
+/// What a node serves TLS with.
+#[cfg(feature = "cluster")]
+#[derive(Args)]
+struct TlsNodeArgs {
+    #[command(flatten)]
+    ca: TlsCaArg,
+    /// This node's certificate chain (PEM), signed by the --tls-ca CA and naming the host
+    /// others reach it by; else TOKQ_TLS_CERT.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// This node's private key (PEM); else TOKQ_TLS_KEY.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+}
+
 /// A node's doors and data.
 #[cfg(feature = "cluster")]
 #[derive(Args)]
 struct GuardArgs {
     #[command(flatten)]
     secret: SecretArg,
+    #[command(flatten)]
+    tls: TlsNodeArgs,
     /// A local folder or s3://bucket[/prefix] that jobs may read and write; repeat for more.
     /// Without any, jobs may use every path this user can.
     #[arg(long = "allow-root", value_name = "PATH")]
@@ -161,7 +188,10 @@ struct GuardArgs {
 #[cfg(feature = "cluster")]
 impl GuardArgs {
     fn load(self) -> anyhow::Result<roles::Guard> {
-        Ok(roles::Guard { secret: self.secret.load()?, allow_roots: self.allow_roots, insecure: self.insecure })
+        use tokq_engine::cluster::tls::{ClusterTls, TlsFiles};
+        let files = TlsFiles { ca: self.tls.ca.tls_ca, cert: self.tls.tls_cert, key: self.tls.tls_key };
+        let member = tokq_engine::cluster::Credentials { secret: self.secret.load()?, tls: ClusterTls::node(&files)?.map(Into::into) };
+        Ok(roles::Guard { member, allow_roots: self.allow_roots, insecure: self.insecure })
     }
 }
 
@@ -201,6 +231,9 @@ struct RecipeArgs {
     /// With --cluster: the cluster's secret.
     #[command(flatten)]
     secret: SecretArg,
+    /// With --cluster: the cluster's CA, for a cluster that speaks TLS.
+    #[command(flatten)]
+    tls: TlsCaArg,
 }
 
 #[derive(Args)]
@@ -266,6 +299,7 @@ fn placement(a: &RecipeArgs) -> Placement {
         memory_limit: a.memory_limit.clone(),
         wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
         secret_file: a.secret.secret_file.clone(),
+        tls_ca: a.tls.tls_ca.clone(),
     }
 }
 

@@ -16,8 +16,7 @@ use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::create_scheduler;
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
-use tokq_engine::cluster::secret::ClusterSecret;
-use tokq_engine::cluster::{cluster_state, logical_codec, member_config, physical_codec};
+use tokq_engine::cluster::{cluster_state, logical_codec, member_config, physical_codec, Credentials};
 use tokq_engine::roots::Roots;
 use tokq_engine::session::runtime;
 
@@ -25,7 +24,8 @@ use crate::gate::{guarded_flight, serve_scheduler, RestApi};
 
 /// What every node role takes for its doors and its data.
 pub struct Guard {
-    pub secret: Option<ClusterSecret>,
+    /// The secret callers must present, and the TLS this node serves and dials with.
+    pub member: Credentials,
     /// Allowed data roots; empty: any path this user can reach.
     pub allow_roots: Vec<String>,
     /// Serve on a non-loopback address without a secret.
@@ -36,7 +36,7 @@ impl Guard {
     /// Refuses an open door on a network address, and fences the process to its roots.
     fn apply(&self, role: &str, bind_host: &str) -> anyhow::Result<()> {
         let loopback = bind_host == "localhost" || bind_host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        if self.secret.is_none() && !loopback && !self.insecure {
+        if self.member.secret.is_none() && !loopback && !self.insecure {
             anyhow::bail!(
                 "a {role} on {bind_host} without a cluster secret lets anyone who reaches it read and write files as this user; \
                  give --secret-file (or TOKQ_CLUSTER_SECRET), or --insecure on a network you trust"
@@ -80,7 +80,7 @@ pub async fn run_scheduler(a: SchedulerArgs) -> anyhow::Result<()> {
         anyhow::bail!("--expire-dead-executor-interval-seconds must be less than --executor-timeout-seconds");
     }
     a.guard.apply("scheduler", &bind_host)?;
-    let producer_secret = a.guard.secret.clone();
+    let producer_member = a.guard.member.clone();
     let config = SchedulerConfig {
         bind_host: bind_host.clone(),
         bind_port,
@@ -90,8 +90,8 @@ pub async fn run_scheduler(a: SchedulerArgs) -> anyhow::Result<()> {
         no_executors_grace_period_seconds: a.executor_timeout_seconds,
         scheduling_policy: TaskSchedulingPolicy::PullStaged,
         disable_rest_api: a.rest_api == RestApi::Off,
-        override_create_grpc_client_endpoint: a.guard.secret.as_ref().map(ClusterSecret::endpoint_override),
-        override_config_producer: Some(Arc::new(move || member_config(producer_secret.as_ref()))),
+        override_create_grpc_client_endpoint: a.guard.member.endpoint_override(),
+        override_config_producer: Some(Arc::new(move || member_config(&producer_member))),
         override_session_builder: Some(Arc::new(cluster_state)),
         override_logical_codec: Some(logical_codec()),
         override_physical_codec: Some(physical_codec()),
@@ -103,8 +103,13 @@ pub async fn run_scheduler(a: SchedulerArgs) -> anyhow::Result<()> {
     let scheduler = create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config)).await?;
     tokio::spawn(crate::watchdog::watch(scheduler.clone(), Duration::from_secs(2 * a.executor_timeout_seconds)));
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-    log::info!("tokq scheduler listening on {addr} (secret: {}, REST API: {})", if a.guard.secret.is_some() { "required" } else { "none" }, rest_name(a.rest_api));
-    serve_scheduler(listener, scheduler, a.guard.secret, a.rest_api).await.context("scheduler stopped")
+    log::info!(
+        "tokq scheduler listening on {addr} (secret: {}, TLS: {}, REST API: {})",
+        if a.guard.member.secret.is_some() { "required" } else { "none" },
+        if a.guard.member.tls.is_some() { "on" } else { "off" },
+        rest_name(a.rest_api)
+    );
+    serve_scheduler(listener, scheduler, a.guard.member, a.rest_api).await.context("scheduler stopped")
 }
 
 fn rest_name(r: RestApi) -> &'static str {
@@ -130,9 +135,9 @@ pub struct ExecutorArgs {
 
 pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
     a.guard.apply("executor", &a.bind_host)?;
-    let secret = a.guard.secret;
-    let registry = BallistaFunctionRegistry::from(&cluster_state(member_config(secret.as_ref()))?);
-    let producer_secret = secret.clone();
+    let member = a.guard.member;
+    let registry = BallistaFunctionRegistry::from(&cluster_state(member_config(&member))?);
+    let producer_member = member.clone();
     let mut config = ExecutorProcessConfig {
         scheduler_host: a.scheduler_host,
         scheduler_port: a.scheduler_port,
@@ -145,7 +150,7 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
         scheduler_connect_timeout_seconds: 30,
         task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
         override_function_registry: Some(Arc::new(registry)),
-        override_config_producer: Some(Arc::new(move || member_config(producer_secret.as_ref()))),
+        override_config_producer: Some(Arc::new(move || member_config(&producer_member))),
         override_runtime_producer: Some(Arc::new(|_: &SessionConfig| runtime())),
         override_logical_codec: Some(logical_codec()),
         override_physical_codec: Some(physical_codec()),
@@ -154,14 +159,14 @@ pub async fn run_executor(a: ExecutorArgs) -> anyhow::Result<()> {
     if let Some(v) = a.vcores {
         config.vcores = v;
     }
-    if let Some(s) = &secret {
-        config.override_create_grpc_client_endpoint = Some(s.endpoint_override());
+    config.override_create_grpc_client_endpoint = member.endpoint_override();
+    if member.secret.is_some() || member.tls.is_some() {
         config.override_arrow_flight_service =
-            Some(guarded_flight(s.clone(), config.grpc_max_decoding_message_size as usize, config.grpc_max_encoding_message_size as usize));
+            Some(guarded_flight(member.clone(), config.grpc_max_decoding_message_size as usize, config.grpc_max_encoding_message_size as usize));
     }
     let scheduler = format!("{}:{}", config.scheduler_host, config.scheduler_port);
     let wait = Duration::from_secs(config.scheduler_connect_timeout_seconds as u64);
-    tokq_engine::cluster::admitted(&scheduler, secret.as_ref(), wait).await?;
+    tokq_engine::cluster::admitted(&scheduler, &member, wait).await?;
     start_executor_process(Arc::new(config)).await.context("executor stopped")?;
     Ok(())
 }

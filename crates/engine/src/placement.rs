@@ -32,11 +32,14 @@ pub struct Placement {
     pub wait_for_executors: Duration,
     /// With a cluster: the secret's file (else TOKQ_CLUSTER_SECRET).
     pub secret_file: Option<PathBuf>,
+    /// With a cluster that speaks TLS: the CA that signed its nodes' certificates (else
+    /// TOKQ_TLS_CA; neither: clear text).
+    pub tls_ca: Option<PathBuf>,
 }
 
 impl Default for Placement {
     fn default() -> Self {
-        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, strict_schema: false, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None }
+        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, strict_schema: false, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None, tls_ca: None }
     }
 }
 
@@ -44,13 +47,16 @@ impl Placement {
     /// A context with every tokq function, local or on the cluster.
     pub async fn context(&self) -> anyhow::Result<SessionContext> {
         #[cfg(feature = "cluster")]
-        let secret = match &self.cluster {
-            Some(_) => crate::cluster::secret::ClusterSecret::load(self.secret_file.as_deref())?,
-            None => None,
+        let member = match &self.cluster {
+            Some(_) => crate::cluster::Credentials {
+                secret: crate::cluster::secret::ClusterSecret::load(self.secret_file.as_deref())?,
+                tls: crate::cluster::tls::ClusterTls::client(&crate::cluster::tls::TlsFiles { ca: self.tls_ca.clone(), ..Default::default() })?.map(Into::into),
+            },
+            None => Default::default(),
         };
         let mut config = match &self.cluster {
             #[cfg(feature = "cluster")]
-            Some(_) => crate::cluster::member_config(secret.as_ref()),
+            Some(_) => crate::cluster::member_config(&member),
             _ => with_tokq(SessionConfig::new()),
         };
         // DataFusion's default is this machine's cores, Ballista's 16: one default for both, so that
@@ -66,7 +72,7 @@ impl Placement {
         match &self.cluster {
             Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
             #[cfg(feature = "cluster")]
-            Some(url) => crate::cluster::remote_context(url, config, secret.as_ref(), self.wait_for_executors).await,
+            Some(url) => crate::cluster::remote_context(url, config, &member, self.wait_for_executors).await,
             #[cfg(not(feature = "cluster"))]
             Some(_) => bail!("this tokq was built without the 'cluster' feature"),
             None => {

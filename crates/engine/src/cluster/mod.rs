@@ -5,6 +5,7 @@
 //! token on every call ([`secret`]).
 
 pub mod secret;
+pub mod tls;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,11 +18,45 @@ use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtens
 use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use ballista_core::extension::EndpointOverrideFn;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use crate::codec::{TokqLogicalCodec, TokqPhysicalCodec};
 
 use crate::session::{base_state, local_context, with_tokq};
 use secret::ClusterSecret;
+use tls::ClusterTls;
+
+/// What a member presents and how it speaks: the secret's token on every call, TLS on every
+/// connection; each optional.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    /// The cluster secret.
+    pub secret: Option<ClusterSecret>,
+    /// The cluster's TLS.
+    pub tls: Option<Arc<ClusterTls>>,
+}
+
+impl Credentials {
+    /// The adjustment every Ballista connection of this member passes through, if it needs one.
+    pub fn endpoint_override(&self) -> Option<EndpointOverrideFn> {
+        if self.secret.is_none() && self.tls.is_none() {
+            return None;
+        }
+        let agent = self.secret.as_ref().map(ClusterSecret::user_agent);
+        let tls = self.tls.clone();
+        Some(Arc::new(move |mut endpoint| {
+            if let Some(tls) = &tls {
+                endpoint = tls.secure(endpoint)?;
+            }
+            if let Some(agent) = &agent {
+                endpoint = endpoint.user_agent(agent.clone())?;
+            }
+            Ok(endpoint)
+        }))
+    }
+}
 
 /// tokq's logical codec over Ballista's.
 pub fn logical_codec() -> Arc<TokqLogicalCodec> {
@@ -49,12 +84,14 @@ pub fn cluster_config() -> SessionConfig {
     .set_bool(BALLISTA_ADAPTIVE_PLANNER_ENABLED, false)
 }
 
-/// [`cluster_config`] for a member of a cluster: with a secret, every connection Ballista opens
-/// from this config (to the scheduler, to executors for shuffle data and results) presents it.
-pub fn member_config(secret: Option<&ClusterSecret>) -> SessionConfig {
-    match secret {
-        Some(s) => cluster_config().with_ballista_override_create_grpc_client_endpoint(s.endpoint_override()),
-        None => cluster_config(),
+/// [`cluster_config`] for a member of a cluster: every connection Ballista opens from this config
+/// (to the scheduler, to executors for shuffle data and results) presents the secret and speaks
+/// TLS if the member has them.
+pub fn member_config(member: &Credentials) -> SessionConfig {
+    let config = cluster_config().with_ballista_use_tls(member.tls.is_some());
+    match member.endpoint_override() {
+        Some(o) => config.with_ballista_override_create_grpc_client_endpoint(o),
+        None => config,
     }
 }
 
@@ -64,13 +101,13 @@ pub fn cluster_state(config: SessionConfig) -> datafusion::error::Result<Session
 }
 
 /// A client context for `tokq run --cluster df://HOST:PORT`; `config` starts from
-/// [`member_config`] with the same secret. It waits at most `executor_wait` for the scheduler to
+/// [`member_config`] with the same credentials. It waits at most `executor_wait` for the scheduler to
 /// have an executor (see [`wait_for_executors`]).
-pub async fn remote_context(url: &str, config: SessionConfig, secret: Option<&ClusterSecret>, executor_wait: Duration) -> anyhow::Result<SessionContext> {
+pub async fn remote_context(url: &str, config: SessionConfig, member: &Credentials, executor_wait: Duration) -> anyhow::Result<SessionContext> {
     let ctx = SessionContext::remote_with_state(url, base_state(config)?)
         .await
         .with_context(|| format!("cannot connect to the scheduler at {url}"))?;
-    wait_for_executors(url, secret, executor_wait).await?;
+    wait_for_executors(url, member, executor_wait).await?;
     // Ballista's upgrade replaces the function list, so tokq's functions are added afterwards.
     crate::register_all(&ctx);
     Ok(ctx)
@@ -85,11 +122,11 @@ pub const EXECUTORS_PATH: &str = "/tokq/executors";
 /// second ([`EXECUTORS_PATH`]), and fails with one line after `wait`. It runs before any job is
 /// submitted: a job queued on a cluster without executors would wait silently, then run when
 /// executors join minutes later and write into its output behind the user's back.
-pub async fn wait_for_executors(url: &str, secret: Option<&ClusterSecret>, wait: Duration) -> anyhow::Result<()> {
+pub async fn wait_for_executors(url: &str, member: &Credentials, wait: Duration) -> anyhow::Result<()> {
     let addr = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
     let deadline = Instant::now() + wait;
     loop {
-        let asked = executors(addr, secret).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))?;
+        let asked = executor_count(addr, member).await.with_context(|| format!("cannot ask the scheduler at {url} for its executors"))?;
         if asked.map_err(|refused| anyhow::anyhow!("{refused}"))? > 0 {
             return Ok(());
         }
@@ -104,14 +141,14 @@ pub async fn wait_for_executors(url: &str, secret: Option<&ClusterSecret>, wait:
     }
 }
 
-/// Before an executor starts: whether the scheduler at `addr` admits its secret. A refused
-/// executor would poll for work and log the refusal for ever; it fails with one line instead.
-/// A scheduler not up yet is asked again every second for `wait`, as long as Ballista's own
-/// connection timeout.
-pub async fn admitted(addr: &str, secret: Option<&ClusterSecret>, wait: Duration) -> anyhow::Result<()> {
+/// Before an executor starts: whether the scheduler at `addr` admits its secret and its TLS. A
+/// refused executor would poll for work and log the refusal for ever; it fails with one line
+/// instead. A scheduler not up yet is asked again every second for `wait`, as long as
+/// Ballista's own connection timeout.
+pub async fn admitted(addr: &str, member: &Credentials, wait: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + wait;
     loop {
-        match executors(addr, secret).await {
+        match executor_count(addr, member).await {
             Ok(Ok(_)) => return Ok(()),
             Ok(Err(refused)) => anyhow::bail!("the scheduler at {addr} refused this executor: {refused}"),
             Err(e) if Instant::now() >= deadline => {
@@ -122,17 +159,33 @@ pub async fn admitted(addr: &str, secret: Option<&ClusterSecret>, wait: Duration
     }
 }
 
-/// How many executors the scheduler has, or its refusal of this secret.
-async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result<Result<usize, String>> {
-    let agent = secret.map_or_else(|| "tokq".to_string(), ClusterSecret::user_agent);
+/// How many executors the scheduler at `addr` (HOST:PORT) has, or its refusal of this member: a secret it does not
+/// admit, or TLS on one side only or with a certificate the CA did not sign. Neither mends itself
+/// by asking again.
+pub async fn executor_count(addr: &str, member: &Credentials) -> anyhow::Result<Result<usize, String>> {
+    let agent = member.secret.as_ref().map_or_else(|| "tokq".to_string(), ClusterSecret::user_agent);
+    let request = format!("GET {EXECUTORS_PATH} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: {agent}\r\n\r\n");
     let ask = async {
-        let mut s = TcpStream::connect(addr).await?;
-        s.write_all(format!("GET {EXECUTORS_PATH} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: {agent}\r\n\r\n").as_bytes()).await?;
-        let mut reply = Vec::new();
-        s.read_to_end(&mut reply).await?;
-        Ok::<_, std::io::Error>(reply)
+        let tcp = TcpStream::connect(addr).await?;
+        let Some(tls) = &member.tls else { return Ok(Ok(exchange(tcp, &request).await?)) };
+        let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(host.to_string()).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        match tokio_rustls::TlsConnector::from(tls.client_config()).connect(name, tcp).await {
+            Ok(stream) => Ok(Ok(exchange(stream, &request).await?)),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof) => Ok(Err(format!(
+                "TLS with the scheduler at {addr} failed ({e}): start it with --tls-cert and --tls-key, \
+                 with a certificate that the CA given here (--tls-ca) signed and that names {host}"
+            ))),
+            Err(e) => Err(e),
+        }
     };
-    let reply = tokio::time::timeout(Duration::from_secs(10), ask).await.context("no answer in 10 s")??;
+    let reply = match tokio::time::timeout(Duration::from_secs(10), ask).await.context("no answer in 10 s")?? {
+        Ok(reply) => reply,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    if member.tls.is_none() && (reply.is_empty() || reply.first() == Some(&TLS_ALERT)) {
+        return Ok(Err(format!("the scheduler at {addr} speaks TLS only: give --tls-ca (or {}) with the CA that signed its certificate", tls::CA_ENV)));
+    }
     let reply = String::from_utf8_lossy(&reply);
     let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
     if head.split(' ').nth(1) == Some("401") {
@@ -140,6 +193,20 @@ async fn executors(addr: &str, secret: Option<&ClusterSecret>) -> anyhow::Result
     }
     let count = body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))?;
     Ok(Ok(count))
+}
+
+/// The first byte of a TLS alert record: what a TLS server answers to plain HTTP.
+const TLS_ALERT: u8 = 0x15;
+
+/// Sends `request` on `stream` and reads the whole reply.
+async fn exchange(mut stream: impl AsyncRead + AsyncWrite + Unpin, request: &str) -> std::io::Result<Vec<u8>> {
+    stream.write_all(request.as_bytes()).await?;
+    let mut reply = Vec::new();
+    match stream.read_to_end(&mut reply).await {
+        // A TLS peer that closes after its answer without a close_notify still answered.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !reply.is_empty() => Ok(reply),
+        r => r.map(|_| reply),
+    }
 }
 
 /// The one line for a client whose scheduler went away mid-run, whose transport says only

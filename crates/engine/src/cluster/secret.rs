@@ -7,8 +7,8 @@
 //! connections itself (client to scheduler, executor to scheduler, executor to executor for
 //! shuffle data, client to executor for results) and only lets a caller adjust the endpoint.
 //! The token is a SHA-256 of the secret, so a header that ends up in a proxy's log gives away
-//! access to this cluster but not the secret itself. Without TLS the token crosses the network in
-//! clear text: the trust model in docs/cluster.md says what that means.
+//! access to this cluster but not the secret itself. Without TLS ([`super::tls`]) the token
+//! crosses the network in clear text: the trust model in docs/cluster.md says what that means.
 
 use std::path::Path;
 use std::sync::Arc;
