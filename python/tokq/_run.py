@@ -70,7 +70,7 @@ def _tqdm_progress() -> Progress | None:
 
 def run(recipe: str | os.PathLike[str], params: Mapping[str, object] | None = None, partitions: int | None = None,
         cluster: str | None = None, memory_limit: str | None = None, *, on_bad_row: str = "fail",
-        progress: Progress | bool | None = None, strict_schema: bool = False) -> dict[str, Any]:
+        progress: Progress | bool | None = None, strict_schema: bool = False, overwrite: bool = False) -> dict[str, Any]:
     """Run a recipe file as `tokq run` does and return its statistics (what `--stats-json`
     writes): rows and bytes read, outputs, accounting (kept + rejected per COPY), time per statement.
 
@@ -82,11 +82,15 @@ def run(recipe: str | os.PathLike[str], params: Mapping[str, object] | None = No
 
     An input file that lacks a column the recipe reads (`content` where the others have `text`)
     is read with NULL there and listed under `schema_drift`; `strict_schema=True` fails instead.
+
+    A COPY whose target holds another recipe's output, or files tokq did not write, fails and
+    says what is there; `overwrite=True` replaces it (`--overwrite`). A rerun of the same recipe
+    replaces its own output either way.
     """
     show = _tqdm_progress() if progress is None or progress is True else progress or None
     try:
         stats = _native.run(os.fspath(recipe), _params(params), partitions, cluster, memory_limit, on_bad_row, show,
-                            strict_schema)
+                            strict_schema, overwrite)
     except _native.StatementError as e:
         e.stats = json.loads(e.stats_json)
         raise

@@ -128,3 +128,46 @@ fn an_upload_cut_short_by_a_killed_writer_is_cleaned_up_by_the_rerun() {
     assert!(cut.iter().all(|f| !f.exists()), "the staging files are left");
     assert_same_files(&job.snapshot(), &clean, "the rerun differs");
 }
+
+#[test]
+fn another_recipes_output_is_refused_unless_overwrite_and_a_rerun_replaces_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("pt");
+    let folder = format!("{}/", out.display());
+    // The quickstart's output, as the user's training set.
+    tokq_ok(&["run", "queries/quickstart.sql", "--quiet", "--set", &format!("output={folder}")]);
+    let theirs = manifest(&out);
+    let rows = theirs["rows"].as_u64().unwrap();
+    let real = std::fs::canonicalize(repo_root().join("queries/quickstart.sql")).unwrap();
+    assert_eq!(theirs["recipe"], real.display().to_string());
+
+    // SQL given as text, into the same folder: refused in one line that names what is there.
+    let query = format!("COPY (SELECT 1 AS x) TO '{folder}' STORED AS PARQUET");
+    let err = tokq_err(&["sql", "-c", &query]);
+    let written = format!("{} rows, {} tokens, written 20", rows, theirs["tokens"]);
+    assert!(err.contains(&format!("COPY target '{folder}' holds the output of another recipe ({}: {written}", real.display())), "{err}");
+    assert!(err.contains("OPTIONS ('overwrite' 'true') or --overwrite"), "{err}");
+    assert_eq!(manifest(&out), theirs, "the output is untouched");
+
+    // The same recipe again, named another way and with other parameters, replaces its own output.
+    tokq_ok(&["run", "./queries/../queries/quickstart.sql", "--quiet", "--partitions", "1", "--set", &format!("output={folder}")]);
+    assert_eq!(manifest(&out)["rows"], theirs["rows"]);
+
+    // Asked to, the query replaces it: --overwrite for the run, or the COPY's own option.
+    tokq_ok(&["sql", "-c", &query, "--overwrite"]);
+    assert_eq!(manifest(&out)["rows"], 1);
+    let other = format!("COPY (SELECT 2 AS x) TO '{folder}' STORED AS PARQUET");
+    let err = tokq_err(&["sql", "-c", &other]);
+    assert!(err.contains("holds the output of another recipe (SQL given as text, sha256 "), "{err}");
+    tokq_ok(&["sql", "-c", &format!("{other} OPTIONS ('overwrite' 'true')")]);
+    // The same text twice is the same recipe.
+    tokq_ok(&["sql", "-c", &format!("{other} OPTIONS ('overwrite' 'true')")]);
+    manifest_is_true(&out);
+
+    // A single-file target the same way.
+    let file = tmp.path().join("one.parquet").display().to_string();
+    tokq_ok(&["sql", "-c", &format!("COPY (SELECT 1 AS x) TO '{file}' STORED AS PARQUET")]);
+    let err = tokq_err(&["sql", "-c", &format!("COPY (SELECT 2 AS x) TO '{file}' STORED AS PARQUET")]);
+    assert!(err.contains(&format!("COPY target '{file}' holds the output of another recipe")), "{err}");
+    tokq_ok(&["sql", "-c", &format!("COPY (SELECT 2 AS x) TO '{file}' STORED AS PARQUET"), "--overwrite"]);
+}

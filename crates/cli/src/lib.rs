@@ -220,6 +220,11 @@ struct RecipeArgs {
     /// others have `text`). Without it, its rows read NULL there and the run names the file.
     #[arg(long)]
     strict_schema: bool,
+    /// Let every COPY replace what its target holds: another recipe's output, or files tokq did
+    /// not write (as OPTIONS ('overwrite' 'true') on one COPY). Without it such a COPY fails and
+    /// says what is there; a rerun of the same recipe replaces its own output either way.
+    #[arg(long)]
+    overwrite: bool,
     /// Memory for query execution in a local run, e.g. 4G (DataFusion's memory pool: sorts and
     /// aggregations spill to disk beyond it). Cluster executors take --memory-pool-bytes.
     #[arg(long, value_name = "SIZE")]
@@ -296,6 +301,7 @@ fn placement(a: &RecipeArgs) -> Placement {
         partitions: a.partitions,
         on_bad_row: a.on_bad_row,
         strict_schema: a.strict_schema,
+        overwrite: a.overwrite,
         memory_limit: a.memory_limit.clone(),
         wait_for_executors: std::time::Duration::from_secs(a.wait_for_executors),
         secret_file: a.secret.secret_file.clone(),

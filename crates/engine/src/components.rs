@@ -19,6 +19,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Serialize;
 use crate::sink::store_and_dir;
 
+use crate::sink::manifest::RecipeId;
 use crate::sink::{self, ParquetTarget, PlanFacts};
 
 /// Rounds are O(log^2 n) in theory and a handful in practice; more means something is wrong.
@@ -127,7 +128,7 @@ fn with_star_roots(edges: &str) -> String {
 struct Round<'a> {
     ctx: &'a SessionContext,
     c: &'a Components,
-    recipe_sha256: &'a str,
+    recipe: &'a RecipeId,
     store: Arc<dyn ObjectStore>,
 }
 
@@ -137,7 +138,7 @@ impl Round<'_> {
         let location = format!("{}{dir}/", self.c.location);
         let input = self.ctx.sql(sql).await?.into_unoptimized_plan();
         let target = ParquetTarget::new(&location, &[])?;
-        let (plan, copy) = sink::plan(self.ctx, input, target, PlanFacts::default(), self.recipe_sha256, &location).await?;
+        let (plan, copy) = sink::plan(self.ctx, input, target, PlanFacts::default(), self.recipe, &location).await?;
         let written = sink::write(self.ctx, plan, &copy).await?;
         self.ctx.deregister_table(table)?;
         // A view over read_parquet, not an external table: Ballista's plan encoding loses the
@@ -170,9 +171,9 @@ impl Round<'_> {
     }
 }
 
-pub async fn run(ctx: &SessionContext, c: &Components, recipe_sha256: &str) -> Result<ComponentsStats> {
+pub async fn run(ctx: &SessionContext, c: &Components, recipe: &RecipeId) -> Result<ComponentsStats> {
     let (store, _) = store_and_dir(&ctx.runtime_env(), &c.location)?;
-    let round = Round { ctx, c, recipe_sha256, store };
+    let round = Round { ctx, c, recipe, store };
     let t = |phase: &str| format!("__tokq_components_{}_{phase}", c.name);
     let (a, b, rel) = (&c.a, &c.b, &c.relation);
     let input = format!("SELECT DISTINCT {a} AS a, {b} AS b FROM {rel} WHERE {a} IS NOT NULL AND {b} IS NOT NULL AND {a} <> {b}");

@@ -26,6 +26,8 @@ pub struct Placement {
     /// Fail a statement that reads a column some input file lacks (default: read NULL there
     /// and report the file).
     pub strict_schema: bool,
+    /// Every COPY may replace another recipe's output, or files tokq did not write, in its target.
+    pub overwrite: bool,
     /// DataFusion's memory pool for a local run, e.g. `4G`.
     pub memory_limit: Option<String>,
     /// With a cluster: how long to wait for an executor.
@@ -39,7 +41,7 @@ pub struct Placement {
 
 impl Default for Placement {
     fn default() -> Self {
-        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, strict_schema: false, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None, tls_ca: None }
+        Self { cluster: None, partitions: None, on_bad_row: OnBadRow::Fail, strict_schema: false, overwrite: false, memory_limit: None, wait_for_executors: Duration::from_secs(60), secret_file: None, tls_ca: None }
     }
 }
 
@@ -69,6 +71,7 @@ impl Placement {
         config = config.with_target_partitions(n);
         config = config.set_str("tokq.on_bad_row", self.on_bad_row.as_str());
         config = config.set_bool("tokq.strict_schema", self.strict_schema);
+        config = config.set_bool("tokq.overwrite", self.overwrite);
         match &self.cluster {
             Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
             #[cfg(feature = "cluster")]

@@ -257,11 +257,11 @@ impl<'a> Runner<'a> {
     }
 
     /// The `tokq.*` settings (such as `on_bad_row`), which change what a statement writes;
-    /// `strict_schema` changes only whether it runs.
+    /// `strict_schema` and `overwrite` change only whether it runs.
     fn options_key(&self) -> String {
         let state = self.ctx.state();
         let entries = state.config_options().entries();
-        let writes = |key: &str| key.starts_with("tokq.") && key != "tokq.strict_schema";
+        let writes = |key: &str| key.starts_with("tokq.") && key != "tokq.strict_schema" && key != "tokq.overwrite";
         entries.iter().filter(|e| writes(&e.key)).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
     }
 
@@ -282,12 +282,13 @@ impl<'a> Runner<'a> {
     /// Plans a Parquet COPY through tokq's writer: its query's logical plan, the writer's plan and
     /// what committing needs. The footer's facts load the tokenizers, which `explain` skips.
     async fn plan_copy(&self, stmt: &Statement, copy: &CopyToStatement, with_facts: bool) -> Result<(LogicalPlan, Arc<dyn ExecutionPlan>, sink::PlannedCopy)> {
-        let target = ParquetTarget::new(&copy.target, &copy_options(copy))?;
+        let mut target = ParquetTarget::new(&copy.target, &copy_options(copy))?;
+        target.overwrite |= TokqOptions::from_config(self.ctx.state().config_options()).overwrite;
         let df = self.ctx.sql(&copy_source_sql(copy)).await?;
         let facts = if with_facts { sink::plan_facts(df.logical_plan())? } else { PlanFacts::default() };
         let input = df.into_unoptimized_plan();
         let run_key = format!("statement {}\n{}", stmt.number, self.options_key());
-        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.sha256(), &run_key).await?;
+        let (plan, planned) = sink::plan(self.ctx, input.clone(), target, facts, &self.recipe.id(), &run_key).await?;
         Ok((input, plan, planned))
     }
 
@@ -462,7 +463,7 @@ impl<'a> Runner<'a> {
         match classify(&stmt.sql)? {
             Kind::Components(c) => {
                 self.progress.start(&self.label(stmt), None, counters);
-                let stats = components::run(self.ctx, &c, &self.recipe.sha256()).await;
+                let stats = components::run(self.ctx, &c, &self.recipe.id()).await;
                 self.progress.finish();
                 components.push(stats?);
             }

@@ -82,7 +82,7 @@ fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, 
 /// `progress(statement, bytes, total_bytes, rows, seconds)` is called on this thread every half
 /// second while a statement reads.
 #[pyfunction]
-#[pyo3(signature = (recipe, params = None, partitions = None, cluster = None, memory_limit = None, on_bad_row = "fail", progress = None, strict_schema = false))]
+#[pyo3(signature = (recipe, params = None, partitions = None, cluster = None, memory_limit = None, on_bad_row = "fail", progress = None, strict_schema = false, overwrite = false))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -94,10 +94,11 @@ fn run(
     on_bad_row: &str,
     progress: Option<Py<PyAny>>,
     strict_schema: bool,
+    overwrite: bool,
 ) -> PyResult<String> {
     let raw = tokq::read_recipe(&recipe).map_err(errors::tokq)?;
     let recipe = Recipe::parse(&recipe.display().to_string(), &raw, &params.unwrap_or_default()).map_err(errors::recipe)?;
-    let placement = Placement { strict_schema, ..placement(partitions, cluster, memory_limit, on_bad_row)? };
+    let placement = Placement { strict_schema, overwrite, ..placement(partitions, cluster, memory_limit, on_bad_row)? };
     if placement.cluster.is_some() {
         if let Some((stmt, name)) = recipe.statements.iter().find_map(|s| Some((s, py_udf::called_in(&s.sql)?))) {
             return Err(errors::ClusterError::new_err(format!(

@@ -85,6 +85,9 @@ extensions_options! {
         /// A statement that reads a column some input file lacks fails, instead of reading
         /// NULL there with a warning (`--strict-schema`).
         pub strict_schema: bool, default = false
+        /// A COPY replaces what its target holds even when it is another recipe's output or
+        /// files tokq did not write, as `OPTIONS ('overwrite' 'true')` does (`--overwrite`).
+        pub overwrite: bool, default = false
     }
 }
 

@@ -253,6 +253,17 @@ impl Recipe {
     pub fn sha256(&self) -> String {
         hex::encode(Sha256::digest(self.text.as_bytes()))
     }
+
+    /// What its outputs' manifests record as their recipe: its file's real path (the same
+    /// recipe however it is named, edited or not), or the text's hash for SQL given as text.
+    pub fn id(&self) -> crate::sink::manifest::RecipeId {
+        let sha256 = self.sha256();
+        let origin = match std::fs::canonicalize(&self.path) {
+            Ok(real) if real.is_file() => real.display().to_string(),
+            _ => format!("sql:{sha256}"),
+        };
+        crate::sink::manifest::RecipeId { origin, sha256 }
+    }
 }
 
 /// The recipe's PARAMETERS, if its first statement declares them; they may not use parameters.

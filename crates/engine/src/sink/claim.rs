@@ -1,7 +1,8 @@
 //! A COPY's claim on its target directory, taken before anything in it changes: one writer at a
 //! time (a lock file, created only if absent, so that the second run fails at once and names the
-//! first), and only tokq's own files replaced (a folder holding files tokq did not write is
-//! refused, unless the COPY says `'overwrite' 'true'`).
+//! first), and only its own recipe's output replaced: a folder holding files tokq did not write,
+//! or the output of another recipe, is refused unless the COPY says `'overwrite' 'true'` (or the
+//! run `--overwrite`), as DuckDB and Spark refuse to write over what is there.
 
 // parquet 59 deprecates ParquetObjectReader; DataFusion 55's own Parquet scan still builds on it.
 #![allow(deprecated)]
@@ -19,7 +20,7 @@ use tokq_udfs::args::df;
 
 use super::exec::WRITER;
 use super::journal::JOURNAL_DIR;
-use super::manifest::{Manifest, FORMAT_KEY, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
+use super::manifest::{Manifest, RecipeId, FORMAT_KEY, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 use super::is_unfinished;
 
 /// The lock's file name in a target directory.
@@ -82,9 +83,10 @@ impl Drop for Claim {
 
 impl Claim {
     /// Locks `dir` (the COPY target `location`), then checks that every file in it is tokq's
-    /// (`recorded`: the part files a journal names); with `overwrite`, files that are not are
-    /// deleted instead.
-    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, overwrite: bool) -> Result<Self> {
+    /// (`recorded`: the part files a journal names) and that its committed output, if any, is
+    /// `recipe`'s; with `overwrite`, files that are not tokq's are deleted instead, and another
+    /// recipe's output is replaced.
+    pub async fn take(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str, recorded: &BTreeSet<String>, recipe: &RecipeId, overwrite: bool) -> Result<Self> {
         let lock = dir.clone().join(LOCK_NAME);
         let made = crate::store::local_path(location).filter(|d| !d.exists());
         let mut claim = Self { store: Arc::clone(store), lock: lock.clone(), released: false, made };
@@ -117,7 +119,14 @@ impl Claim {
                 log::warn!("took over the lock of output '{location}' from {}, which is no longer running", h.writer);
             }
         }
-        if let Err(e) = foreign_files(store, dir, location, recorded, overwrite).await {
+        let mut checked = match overwrite {
+            true => Ok(()),
+            false => committed(store, dir).await.map_or(Ok(()), |(m, meta)| not_anothers(location, recipe, &m, &meta)),
+        };
+        if checked.is_ok() {
+            checked = foreign_files(store, dir, location, recorded, overwrite).await;
+        }
+        if let Err(e) = checked {
             claim.release().await?;
             return Err(e);
         }
@@ -212,7 +221,7 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
         Err(e) => return Err(df(e)),
     };
-    let listed_parts = manifest_files(store, dir).await;
+    let listed_parts: Vec<String> = committed(store, dir).await.map_or(Vec::new(), |(m, _)| m.files.into_iter().map(|f| f.path).collect());
     let mut foreign = Vec::new();
     for meta in listed.objects {
         let Some(name) = meta.location.filename().map(str::to_string) else { continue };
@@ -247,11 +256,27 @@ async fn foreign_files(store: &Arc<dyn ObjectStore>, dir: &Path, location: &str,
     Ok(())
 }
 
-/// The part files the target's manifest lists, if it has one.
-async fn manifest_files(store: &Arc<dyn ObjectStore>, dir: &Path) -> Vec<String> {
-    let Ok(got) = store.get(&dir.clone().join(MANIFEST_NAME)).await else { return Vec::new() };
-    let Ok(bytes) = got.bytes().await else { return Vec::new() };
-    Manifest::decode(bytes).map_or(Vec::new(), |m| m.files.into_iter().map(|f| f.path).collect())
+/// The target's manifest, and when it was written, if it has one.
+async fn committed(store: &Arc<dyn ObjectStore>, dir: &Path) -> Option<(Manifest, ObjectMeta)> {
+    let got = store.get(&dir.clone().join(MANIFEST_NAME)).await.ok()?;
+    let meta = got.meta.clone();
+    Manifest::decode(got.bytes().await.ok()?).ok().map(|m| (m, meta))
+}
+
+/// Refuses to replace `m` (at `location`, written at `meta`'s time) when another recipe made it:
+/// a COPY whose target holds another recipe's output would replace it without a word.
+pub(super) fn not_anothers(location: &str, recipe: &RecipeId, m: &Manifest, meta: &ObjectMeta) -> Result<()> {
+    if !recipe.differs(m) {
+        return Ok(());
+    }
+    Err(DataFusionError::Plan(format!(
+        "COPY target '{location}' holds the output of another recipe ({}: {} rows, {} tokens, written {}); \
+         write to another folder, or replace it with OPTIONS ('overwrite' 'true') or --overwrite",
+        RecipeId::describe(m),
+        m.rows,
+        m.tokens,
+        meta.last_modified.format("%Y-%m-%d %H:%M UTC")
+    )))
 }
 
 /// A Parquet file whose footer carries tokq's format key.
@@ -272,7 +297,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let (target, none) = (Path::from("out"), BTreeSet::new());
-        let take = || Claim::take(&store, &target, "out", &none, false);
+        let recipe = RecipeId { origin: "r.sql".into(), sha256: "0".repeat(64) };
+        let take = || Claim::take(&store, &target, "out", &none, &recipe, false);
         let held = take().await.unwrap();
         let err = take().await.err().unwrap().to_string();
         assert!(err.contains("being written by another tokq run"), "{err}");

@@ -30,7 +30,7 @@ use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, Sin
 use crate::sink::claim::Claim;
 use crate::store::{anchored, object_path};
 use crate::sink::single;
-use crate::sink::manifest::{Manifest, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
+use crate::sink::manifest::{Manifest, RecipeId, TokenizerRecord, FORMAT_KEY, FORMAT_VERSION, LEGACY_MANIFEST_NAME, MANIFEST_NAME};
 
 pub const DEFAULT_COMPRESSION: &str = "zstd(3)";
 /// The token id lists: near-random 17-bit numbers, where zstd(3)'s compressor was 12% of a
@@ -215,7 +215,7 @@ pub fn plan_facts(plan: &LogicalPlan) -> Result<PlanFacts> {
 pub struct PlannedCopy {
     pub target: ParquetTarget,
     pub facts: PlanFacts,
-    pub recipe_sha256: String,
+    pub recipe: RecipeId,
     opts: SinkOptions,
     input_schema: SchemaRef,
 }
@@ -246,9 +246,10 @@ pub async fn plan(
     input: LogicalPlan,
     target: ParquetTarget,
     facts: PlanFacts,
-    recipe_sha256: &str,
+    recipe: &RecipeId,
     run_key: &str,
 ) -> Result<(Arc<dyn ExecutionPlan>, PlannedCopy)> {
+    let recipe_sha256 = &recipe.sha256;
     let mut metadata = vec![
         (FORMAT_KEY.to_string(), FORMAT_VERSION.to_string()),
         ("tokq.tokenizer".to_string(), serde_json::to_string(&facts.tokenizers).map_err(df)?),
@@ -271,7 +272,7 @@ pub async fn plan(
     let input_schema = Arc::new(crate::lineage::unnamed(input.schema().as_arrow()));
     let table = SinkTable::try_new(input, opts.clone())?;
     let plan = ctx.read_table(Arc::new(table))?.create_physical_plan().await?;
-    Ok((plan, PlannedCopy { target, facts, recipe_sha256: recipe_sha256.to_string(), opts, input_schema }))
+    Ok((plan, PlannedCopy { target, facts, recipe: recipe.clone(), opts, input_schema }))
 }
 
 pub struct Written {
@@ -288,9 +289,9 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let (store, dir) = store_and_dir(&runtime, &copy.target.location)?;
     let rejects = copy.target.rejects.as_ref().map(|r| store_and_dir(&runtime, &r.location)).transpose()?;
     let (recorded, recorded_rejects) = journal::recorded(&store, &dir).await?;
-    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, &recorded, copy.target.overwrite).await?];
+    let mut claims = vec![Claim::take(&store, &dir, &copy.target.location, &recorded, &copy.recipe, copy.target.overwrite).await?];
     if let (Some((s, d)), Some(r)) = (&rejects, &copy.target.rejects) {
-        match Claim::take(s, d, &r.location, &recorded_rejects, copy.target.overwrite).await {
+        match Claim::take(s, d, &r.location, &recorded_rejects, &copy.recipe, copy.target.overwrite).await {
             Ok(c) => claims.push(c),
             Err(e) => return Err(release(claims, e).await),
         }
@@ -298,7 +299,7 @@ pub async fn write(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>, copy: &Pl
     let singles = [(&copy.target.file, Some((&store, &dir))), (&copy.target.rejects_file, rejects.as_ref().map(|(s, d)| (s, d)))];
     for (file, staging) in &singles {
         if let (Some(file), Some((s, _))) = (file, staging) {
-            if let Err(e) = single::check_target(s, &object_path(file).df()?, file, copy.target.overwrite).await {
+            if let Err(e) = single::check_target(s, &object_path(file).df()?, file, &copy.recipe, copy.target.overwrite).await {
                 return Err(release(claims, e).await);
             }
         }
@@ -412,7 +413,8 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         tokq_version: env!("CARGO_PKG_VERSION").to_string(),
-        recipe_sha256: copy.recipe_sha256.clone(),
+        recipe_sha256: copy.recipe.sha256.clone(),
+        recipe: Some(copy.recipe.origin.clone()),
         tokenizers: copy.facts.tokenizers.clone(),
         compression: copy.target.compression.clone(),
         layout,

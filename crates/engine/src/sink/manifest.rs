@@ -30,6 +30,38 @@ pub const FORMAT_VERSION: u32 = 2;
 /// The Parquet footer key holding [`FORMAT_VERSION`] in every part file tokq writes.
 pub const FORMAT_KEY: &str = "tokq.format_version";
 
+/// The recipe a COPY belongs to, as its output's manifest records it: what decides whether a
+/// COPY may replace the output already in its target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeId {
+    /// The recipe file's real path; for SQL given as text (`-c`, standard input, Python's
+    /// `tokq.sql`), `sql:` and the text's sha256.
+    pub origin: String,
+    /// sha256 of the recipe text after parameter substitution.
+    pub sha256: String,
+}
+
+impl RecipeId {
+    /// Whether `m` is the output of another recipe: another file, or other SQL text. An edited
+    /// recipe file, or one run with other parameters, is the same recipe, so that iterating on a
+    /// recipe replaces its own output; a manifest that records no recipe compares the text.
+    pub fn differs(&self, m: &Manifest) -> bool {
+        match &m.recipe {
+            Some(origin) => *origin != self.origin,
+            None => m.recipe_sha256 != self.sha256,
+        }
+    }
+
+    /// The recipe of `m`, for a message.
+    pub fn describe(m: &Manifest) -> String {
+        match &m.recipe {
+            Some(o) if o.starts_with("sql:") => format!("SQL given as text, sha256 {:.12}", &o[4..]),
+            Some(path) => path.clone(),
+            None => format!("recipe sha256 {:.12}", m.recipe_sha256),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 /// A tokenizer the rows were tokenized with.
 pub struct TokenizerRecord {
@@ -48,6 +80,9 @@ pub struct Manifest {
     pub tokq_version: String,
     /// sha256 of the recipe text after parameter substitution.
     pub recipe_sha256: String,
+    /// The recipe that wrote it ([`RecipeId::origin`]); absent in manifests of tokq before 0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<String>,
     /// The tokenizers of the rows' token ids.
     pub tokenizers: Vec<TokenizerRecord>,
     /// The Parquet compression codec.

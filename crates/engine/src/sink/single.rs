@@ -26,7 +26,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::io::AsyncWriteExt;
 use tokq_udfs::args::df;
 
-use super::manifest::{Manifest, MANIFEST_KEY};
+use super::manifest::{Manifest, RecipeId, MANIFEST_KEY};
 use super::TMP_SUFFIX;
 
 /// The staging folder of a single-file target: `out/x.parquet` -> `out/.x.parquet.tokq/`.
@@ -36,20 +36,26 @@ pub fn staging(file: &str) -> String {
     format!("{parent}.{name}.tokq/")
 }
 
-/// Refuses to replace a file at `file` that tokq did not write (no manifest in its footer),
-/// unless `overwrite`.
-pub async fn check_target(store: &Arc<dyn ObjectStore>, file: &Path, location: &str, overwrite: bool) -> Result<()> {
+/// Refuses to replace a file at `file` that tokq did not write (no manifest in its footer), or
+/// that another recipe wrote, unless `overwrite`.
+pub async fn check_target(store: &Arc<dyn ObjectStore>, file: &Path, location: &str, recipe: &RecipeId, overwrite: bool) -> Result<()> {
     let meta = match store.head(file).await {
         Ok(m) => m,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
         Err(e) => return Err(df(e)),
     };
-    if overwrite || footer(store, file, meta.size).await.is_ok_and(|m| manifest_in(&m).is_some()) {
+    if overwrite {
         return Ok(());
     }
-    Err(DataFusionError::Plan(format!(
-        "COPY target '{location}' exists and tokq did not write it: remove it, or replace it with OPTIONS ('overwrite' 'true')"
-    )))
+    let footer = footer(store, file, meta.size).await.ok();
+    match footer.as_deref().and_then(manifest_in).map(serde_json::from_str::<Manifest>) {
+        Some(Ok(m)) => super::claim::not_anothers(location, recipe, &m, &meta),
+        // A manifest this tokq cannot read is still tokq's: replaced as before.
+        Some(Err(_)) => Ok(()),
+        None => Err(DataFusionError::Plan(format!(
+            "COPY target '{location}' exists and tokq did not write it: remove it, or replace it with OPTIONS ('overwrite' 'true') or --overwrite"
+        ))),
+    }
 }
 
 async fn footer(store: &Arc<dyn ObjectStore>, file: &Path, size: u64) -> Result<Arc<ParquetMetaData>> {
