@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::*;
-use crate::durability::Job;
+use crate::durability::{ctrl_c, Job};
 
 /// A port nothing listens on, and that no other call in this test process has handed out: the
 /// kernel may give a just-released port again, and a scheduler's port handed to an executor's
@@ -569,4 +569,32 @@ fn local_cluster_script_refuses_a_port_in_use() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("port {port} on 127.0.0.1 is in use")), "{stderr}");
+}
+
+#[test]
+fn ctrl_c_on_a_cluster_cancels_its_job_and_the_rerun_resumes() {
+    let cluster = start(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 24, 700);
+    let url = cluster.url();
+    let mut child = job.start_heard(&["--cluster", &url, "--partitions", "2"]);
+    job.wait_for_commits(&mut child, 1);
+    let (code, err) = ctrl_c(&mut child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted; run the same command again to resume"), "{err}");
+    // The job is cancelled on the scheduler: no stage or task of it starts any more. (Tasks
+    // already running finish their partition: Ballista 55's pull scheduling cannot reach an
+    // executor to stop one, which the scheduler's log says.)
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cluster.log_lines(&["cancelled job", "was stopped"]) == 0 {
+        assert!(Instant::now() < deadline, "the job was not cancelled:\n{err}\n{}", cluster.logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(cluster.log_lines(&["Job cancelled"]) > 0, "{}", cluster.logs());
+    // The rerun keeps what was committed and accounts for every input row.
+    let stats = job.run(&["--cluster", &url, "--partitions", "2"], &[]);
+    assert!(stats["outputs"][0]["resumed_files"].as_u64().unwrap() > 0, "{stats}");
+    let a = &stats["accounting"][0];
+    assert_eq!(a["kept"].as_u64().unwrap() + a["rejected"].as_u64().unwrap(), 24 * 700, "{stats}");
+    manifest_is_true(&job.out);
 }

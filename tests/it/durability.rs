@@ -68,12 +68,21 @@ impl Job {
 
     /// Starts the job in the background.
     pub fn start(&self, extra: &[&str]) -> KillOnDrop {
+        self.spawn(extra, Stdio::null())
+    }
+
+    /// Starts the job in the background, keeping what it says for [`ctrl_c`].
+    pub fn start_heard(&self, extra: &[&str]) -> KillOnDrop {
+        self.spawn(extra, Stdio::piped())
+    }
+
+    fn spawn(&self, extra: &[&str], stderr: Stdio) -> KillOnDrop {
         let child = Command::new(env!("CARGO_BIN_EXE_tokq"))
             .args(self.args())
             .args(extra)
             .current_dir(repo_root())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         KillOnDrop(child)
@@ -94,6 +103,23 @@ impl Job {
     pub fn journal_entries(&self) -> usize {
         walk(&self.out.join("_tokq_journal")).iter().filter(|p| p.extension().is_some_and(|x| x == "json")).count()
     }
+}
+
+/// Sends a job started with [`Job::start_heard`] what a terminal sends on Ctrl-C; returns its exit
+/// code and what it said, once it has ended (within 60 s).
+pub fn ctrl_c(child: &mut KillOnDrop) -> (Option<i32>, String) {
+    assert!(Command::new("kill").args(["-INT", &child.0.id().to_string()]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the run did not stop within 60 s of Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (status.code(), err)
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -185,4 +211,36 @@ fn kill_9_mid_copy_then_rerun_gives_the_uninterrupted_output() {
     assert_eq!(a["input_rows"].as_u64(), Some(24 * 700));
     assert_eq!(a["kept"].as_u64().unwrap() + a["rejected"].as_u64().unwrap(), 24 * 700);
     assert!(!job.out.join("_tokq_journal").exists(), "the journal is removed after the commit");
+}
+
+#[test]
+fn ctrl_c_mid_copy_writes_the_stats_says_how_to_resume_and_the_rerun_says_what_it_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = Job::new(tmp.path(), FILTER_AND_TOKENIZE, 24, 700);
+    let stats = tmp.path().join("stats.json");
+    let mut child = job.start_heard(&["--partitions", "1", "--stats-json", stats.to_str().unwrap()]);
+    job.wait_for_commits(&mut child, 1);
+    let (code, err) = ctrl_c(&mut child);
+    assert_eq!(code, Some(130), "{err}");
+    let last = err.trim().lines().last().unwrap();
+    assert!(last.contains("`COPY to ") && last.contains("interrupted; run the same command again to resume"), "{err}");
+
+    // The stats say what ran; nothing half-written is visible, and no lock is left.
+    let ran: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert!(ran["error"].as_str().unwrap().contains("interrupted"), "{ran}");
+    let copy = ran["statements"].as_array().unwrap().last().unwrap()["number"].as_u64().unwrap();
+    assert!(ran["error"].as_str().unwrap().contains(&format!("statement {copy} `COPY to ")), "the interrupted COPY is in the stats: {ran}");
+    assert!(!job.out.join("_tokq_lock.json").exists() && !job.rejects.join("_tokq_lock.json").exists(), "a lock was left");
+    assert!(!job.out.join("_tokq_manifest.parquet").exists());
+    assert_only_whole_files(&job.out);
+
+    // The rerun keeps what was committed, says so, and accounts for every input row.
+    let mut args = job.args();
+    args.retain(|a| a != "--quiet");
+    let out = tokq_within(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[], 300);
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert!(summary.contains("files were committed by an interrupted run and kept; their inputs were not read again"), "{summary}");
+    assert!(summary.contains(&format!("{} input rows", 24 * 700)) && summary.contains("every input row accounted for"), "{summary}");
+    manifest_is_true(&job.out);
 }

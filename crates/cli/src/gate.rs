@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::connect_info::Connected;
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::{ConnectInfo, Path, Request};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::serve::{IncomingStream, Listener};
 use ballista_core::error::BallistaError;
 use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokq_engine::cluster::secret::ClusterSecret;
-use tokq_engine::cluster::{Credentials, EXECUTORS_PATH};
+use tokq_engine::cluster::{Credentials, CANCEL_PATH, EXECUTORS_PATH};
 
 /// Who may use Ballista's REST API and web page on the scheduler's port.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,10 +58,15 @@ pub async fn serve_scheduler(listener: TcpListener, scheduler: Scheduler, member
     routes.add_service(grpc);
     let scheduler = Arc::new(scheduler);
     let counted = Arc::clone(&scheduler);
-    let mut router = routes.routes().into_axum_router().route(
-        EXECUTORS_PATH,
-        get(move || async move { counted.state.executor_manager.get_executors_state().await.map_or(0, |e| e.len()).to_string() }),
-    );
+    let cancelling = Arc::clone(&scheduler);
+    let mut router = routes
+        .routes()
+        .into_axum_router()
+        .route(
+            EXECUTORS_PATH,
+            get(move || async move { counted.state.executor_manager.get_executors_state().await.map_or(0, |e| e.len()).to_string() }),
+        )
+        .route(CANCEL_PATH, post(move |Path(run): Path<String>| async move { cancel_run(&cancelling, &run).await.to_string() }));
     if rest != RestApi::Off {
         router = router.merge(get_routes(scheduler));
     }
@@ -73,6 +78,25 @@ pub async fn serve_scheduler(listener: TcpListener, scheduler: Scheduler, member
     let doors = Doors::open(listener, member.tls.and_then(|t| t.server_config()))?;
     axum::serve(doors, router.into_make_service_with_connect_info::<Peer>()).await?;
     Ok(())
+}
+
+/// Cancels the running jobs of a client's run (their name; the client was stopped: Ctrl-C), as
+/// Ballista's own cancel does each; returns how many.
+async fn cancel_run(scheduler: &Scheduler, run: &str) -> usize {
+    let mut cancelled = 0;
+    for (job, info) in scheduler.state.task_manager.get_running_job_cache().iter() {
+        if info.execution_graph.read().await.job_name() != run {
+            continue;
+        }
+        match scheduler.cancel_job(job.clone()).await {
+            Ok(_) => {
+                log::info!("cancelled job {job}: its client (run {run}) was stopped");
+                cancelled += 1;
+            }
+            Err(e) => log::warn!("could not cancel job {job} of stopped run {run}: {e}"),
+        }
+    }
+    cancelled
 }
 
 /// A connection through the scheduler's port: TCP, or TLS over it.
@@ -159,7 +183,8 @@ impl Connected<IncomingStream<'_, Doors>> for Peer {
 /// The scheduler's gate: the secret for every call; the REST API and web page only as `rest` says.
 async fn admit(secret: Option<&ClusterSecret>, rest: RestApi, peer: SocketAddr, req: Request, next: Next) -> Response {
     let grpc = req.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
-    let web = !grpc && req.uri().path() != EXECUTORS_PATH;
+    // tokq's own paths are the cluster's, not the REST API's: members may use them from anywhere.
+    let web = !grpc && !req.uri().path().starts_with("/tokq/");
     if web && rest == RestApi::Loopback && !peer.ip().is_loopback() {
         log::warn!("refused a REST call from {peer}: the REST API answers on this machine only (--rest-api loopback)");
         return (StatusCode::FORBIDDEN, "the REST API answers on the scheduler's machine only (start it with --rest-api any to open it)\n").into_response();

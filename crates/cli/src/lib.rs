@@ -328,7 +328,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 None => &NoProgress,
             };
             let printed = Printed(a.format.into());
-            let runner = tokq_engine::Runner { progress, results: &printed, ..placement.runner(&ctx, &recipe) };
+            let stop = stop_on_signals();
+            let runner = tokq_engine::Runner { progress, results: &printed, stop: Some(stop), ..placement.runner(&ctx, &recipe) };
             let (stats, failed) = runner.run_with_stats().await;
             // Written for failed runs too: what ran, and the error that stopped it.
             if let Some(path) = a.stats_json {
@@ -338,7 +339,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             // Warnings, shown under --quiet too: rows that read NULL for want of a column.
             report::print_drift(&stats);
             if let Some(e) = failed {
-                return Err(e.into());
+                return Err(if e.interrupted { Interrupted(e.to_string()).into() } else { e.into() });
             }
             // A run that read and wrote nothing (`tokq sql -c "SHOW TABLES"`) has no summary.
             if !a.quiet && (stats.rows_read > 0 || !stats.outputs.is_empty() || !stats.components.is_empty()) {
@@ -451,6 +452,50 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A run stopped by Ctrl-C or SIGTERM: its line, and exit status 130 as a shell reports SIGINT.
+#[derive(Debug)]
+struct Interrupted(String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// A token cancelled by the first Ctrl-C or SIGTERM (a scheduler's stop): the run then ends
+/// where it is, writes its stats and says how to resume. A second one ends the process at once.
+fn stop_on_signals() -> tokq_engine::CancellationToken {
+    let stop = tokq_engine::CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
+        signal().await;
+        eprintln!("\ntokq: stopping: the statement running ends where it is (press Ctrl-C again to quit at once)");
+        cancel.cancel();
+        signal().await;
+        std::process::exit(130);
+    });
+    stop
+}
+
+/// The next Ctrl-C or SIGTERM.
+async fn signal() {
+    #[cfg(unix)]
+    {
+        let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// Runs the `tokq` command on these arguments (the first is the program name) and returns its
 /// exit status: what `tokq` does from a shell, and from Python's `tokq` console script.
 pub fn main_from<I, T>(args: I) -> u8
@@ -478,6 +523,10 @@ where
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => 0,
+        Err(e) if e.is::<Interrupted>() => {
+            eprintln!("tokq: {e}");
+            130
+        }
         // `tokq sql ... | head`: the reader has what it wanted.
         Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {

@@ -189,6 +189,9 @@ pub fn print_summary(stats: &RunStats, cluster: bool) {
             String::new()
         };
         eprintln!("tokq: wrote {}: {} files, {} rows, {} tokens{padding}, {} bytes", o.target, o.files, o.rows, o.tokens, o.bytes);
+        if o.resumed_files > 0 {
+            eprintln!("  resumed: {} of these files were committed by an interrupted run and kept; their inputs were not read again", o.resumed_files);
+        }
     }
     for c in &stats.components {
         eprintln!(

@@ -71,6 +71,8 @@ use datafusion::prelude::SessionContext;
 pub use placement::Placement;
 pub use recipe::Recipe;
 pub use runner::Runner;
+/// What stops a [`Runner`] between its statements' steps (Ctrl-C in the CLI).
+pub use tokio_util::sync::CancellationToken;
 pub use session::local_context;
 pub use stats::RunStats;
 

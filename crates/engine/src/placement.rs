@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use sha2::Digest;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokq_udfs::OnBadRow;
 
@@ -72,6 +73,11 @@ impl Placement {
         config = config.set_str("tokq.on_bad_row", self.on_bad_row.as_str());
         config = config.set_bool("tokq.strict_schema", self.strict_schema);
         config = config.set_bool("tokq.overwrite", self.overwrite);
+        // The run's name on the cluster, by which a stopped run cancels its jobs.
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            config = ballista_core::extension::SessionConfigExt::with_ballista_job_name(config, &run_name());
+        }
         match &self.cluster {
             Some(_) if self.memory_limit.is_some() => bail!("--memory-limit applies to local runs; give executors --memory-pool-bytes"),
             #[cfg(feature = "cluster")]
@@ -95,6 +101,16 @@ impl Placement {
     pub fn runner<'a>(&self, ctx: &'a SessionContext, recipe: &'a Recipe) -> Runner<'a> {
         Runner { cluster: self.cluster.clone(), ..Runner::new(ctx, recipe) }
     }
+}
+
+/// A name for this run, unique among a cluster's clients (from host, process and time): its
+/// jobs' name on the cluster.
+#[cfg(feature = "cluster")]
+fn run_name() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let digest = sha2::Sha256::digest(format!("{}:{}:{nanos}", host.trim(), std::process::id()));
+    format!("tokq-run-{}", hex::encode(&digest[..12]))
 }
 
 #[cfg(test)]

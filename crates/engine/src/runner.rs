@@ -49,13 +49,21 @@ pub struct StatementError {
     /// Whether it failed writing its rows to a pipe whose reader is gone (`tokq sql ... | head`),
     /// which the CLI ends quietly.
     pub broken_pipe: bool,
+    /// Whether it was stopped ([`Runner::stop`]) rather than failed.
+    pub interrupted: bool,
 }
 
 impl StatementError {
     /// `stmt` failed with `e`.
     pub fn new(stmt: &Statement, e: &DataFusionError) -> Self {
         let broken_pipe = matches!(e.find_root(), DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
-        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, label: stmt.label(), cause: root_cause(e), broken_pipe }
+        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, label: stmt.label(), cause: root_cause(e), broken_pipe, interrupted: false }
+    }
+
+    /// `stmt` was stopped midway. What it committed stays: the same command resumes it.
+    fn interrupted(stmt: &Statement) -> Self {
+        let cause = "interrupted; run the same command again to resume: the files already committed are kept and not written again".to_string();
+        Self { file: stmt.file.clone(), line: stmt.line, number: stmt.number, label: stmt.label(), cause, broken_pipe: false, interrupted: true }
     }
 }
 
@@ -99,6 +107,9 @@ pub struct Runner<'a> {
     /// The scheduler (`df://host:port`) when the statements run on a cluster: progress comes
     /// from what the executors commit, and a job whose executor went away runs again.
     pub cluster: Option<String>,
+    /// Cancelled to stop the run (Ctrl-C): the statement running is dropped where it is, as a
+    /// crash would leave it, and the stats cover what ran.
+    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 enum Kind {
@@ -248,7 +259,7 @@ struct Done {
 impl<'a> Runner<'a> {
     /// A local runner that shows no progress and drops result rows.
     pub fn new(ctx: &'a SessionContext, recipe: &'a Recipe) -> Self {
-        Self { ctx, recipe, progress: &NoProgress, results: &Discard, cluster: None }
+        Self { ctx, recipe, progress: &NoProgress, results: &Discard, cluster: None, stop: None }
     }
 
     /// What progress calls a statement: `statement 3/9: COPY to out/dedup/`.
@@ -261,7 +272,7 @@ impl<'a> Runner<'a> {
     fn options_key(&self) -> String {
         let state = self.ctx.state();
         let entries = state.config_options().entries();
-        let writes = |key: &str| key.starts_with("tokq.") && key != "tokq.strict_schema" && key != "tokq.overwrite";
+        let writes = |key: &str| key.starts_with("tokq.") && !["tokq.strict_schema", "tokq.overwrite"].contains(&key);
         entries.iter().filter(|e| writes(&e.key)).map(|e| format!("{}={:?}\n", e.key, e.value)).collect()
     }
 
@@ -395,7 +406,25 @@ impl<'a> Runner<'a> {
                 });
             };
             for attempt in 1..=STATEMENT_ATTEMPTS {
-                match self.run_one(stmt, &mut done).await {
+                let ran = match &self.stop {
+                    Some(stop) => tokio::select! {
+                        ran = self.run_one(stmt, &mut done) => Some(ran),
+                        () = stop.cancelled() => None,
+                    },
+                    None => Some(self.run_one(stmt, &mut done).await),
+                };
+                let Some(ran) = ran else {
+                    timed(&done);
+                    #[cfg(feature = "cluster")]
+                    if let Some(url) = &self.cluster {
+                        crate::cluster::cancel_session(self.ctx, url).await;
+                    }
+                    // The dropped COPY's lock goes before this process may end.
+                    sink::claim::settle_abandoned().await;
+                    failed = Some(StatementError::interrupted(stmt));
+                    break 'statements;
+                };
+                match ran {
                     Ok(()) => {
                         timed(&done);
                         break;

@@ -88,7 +88,8 @@ pub fn cluster_config() -> SessionConfig {
 /// (to the scheduler, to executors for shuffle data and results) presents the secret and speaks
 /// TLS if the member has them.
 pub fn member_config(member: &Credentials) -> SessionConfig {
-    let config = cluster_config().with_ballista_use_tls(member.tls.is_some());
+    // Kept in the config too, for a client's own calls to its scheduler ([`cancel_session`]).
+    let config = cluster_config().with_ballista_use_tls(member.tls.is_some()).with_extension(Arc::new(member.clone()));
     match member.endpoint_override() {
         Some(o) => config.with_ballista_override_create_grpc_client_endpoint(o),
         None => config,
@@ -159,13 +160,48 @@ pub async fn admitted(addr: &str, member: &Credentials, wait: Duration) -> anyho
     }
 }
 
-/// How many executors the scheduler at `addr` (HOST:PORT) has, or its refusal of this member: a secret it does not
-/// admit, or TLS on one side only or with a certificate the CA did not sign. Neither mends itself
-/// by asking again.
+/// How many executors the scheduler at `addr` (HOST:PORT) has, or its refusal of this member: a
+/// secret it does not admit, or TLS on one side only or with a certificate the CA did not sign.
+/// Neither mends itself by asking again.
 pub async fn executor_count(addr: &str, member: &Credentials) -> anyhow::Result<Result<usize, String>> {
+    Ok(match ask(addr, member, &format!("GET {EXECUTORS_PATH}")).await? {
+        Ok(body) => Ok(body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))?),
+        Err(refused) => Err(refused),
+    })
+}
+
+/// The path on a tokq scheduler's port that cancels every running job of a run (POST; the jobs'
+/// name, `ballista.job.name`, which a cluster run sets), for members only; it answers how many
+/// it cancelled.
+pub const CANCEL_PATH: &str = "/tokq/cancel/{run}";
+
+/// Cancels the jobs this client's run has on the cluster at `url`: those of its job name. Ballista lets a job run
+/// on when its client goes: a run stopped by Ctrl-C would go on writing into its output behind the
+/// user's back, beside the rerun. Best effort: a scheduler that does not answer is logged.
+pub async fn cancel_session(ctx: &SessionContext, url: &str) {
+    let member = ctx.state().config().get_extension::<Credentials>().map_or_else(Credentials::default, |m| m.as_ref().clone());
+    let addr = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
+    let state = ctx.state();
+    let run = state.config_options().entries().into_iter().find(|e| e.key == ballista_core::config::BALLISTA_JOB_NAME).and_then(|e| e.value).unwrap_or_default();
+    if run.is_empty() || run.contains(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
+        log::warn!("this run's jobs on the cluster at {url} are not cancelled: their name '{run}' is not tokq's");
+        return;
+    }
+    let request = format!("POST {}", CANCEL_PATH.replace("{run}", &run));
+    match tokio::time::timeout(Duration::from_secs(10), ask(addr, &member, &request)).await {
+        Ok(Ok(Ok(n))) => log::info!("cancelled {} job(s) on the cluster at {url}", n.trim()),
+        Ok(Ok(Err(refused))) => log::warn!("could not cancel this run's jobs on the cluster at {url}: {refused}"),
+        Ok(Err(e)) => log::warn!("could not cancel this run's jobs on the cluster at {url}: {e}"),
+        Err(_) => log::warn!("could not cancel this run's jobs on the cluster at {url}: no answer in 10 s"),
+    }
+}
+
+/// Sends `request` (`METHOD PATH`) to a tokq scheduler's own paths as `member`, over TLS if it
+/// has TLS: the body of the answer, or the scheduler's refusal of this member.
+async fn ask(addr: &str, member: &Credentials, request: &str) -> anyhow::Result<Result<String, String>> {
     let agent = member.secret.as_ref().map_or_else(|| "tokq".to_string(), ClusterSecret::user_agent);
-    let request = format!("GET {EXECUTORS_PATH} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: {agent}\r\n\r\n");
-    let ask = async {
+    let request = format!("{request} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: {agent}\r\nContent-Length: 0\r\n\r\n");
+    let exchanged = async {
         let tcp = TcpStream::connect(addr).await?;
         let Some(tls) = &member.tls else { return Ok(Ok(exchange(tcp, &request).await?)) };
         let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
@@ -179,7 +215,7 @@ pub async fn executor_count(addr: &str, member: &Credentials) -> anyhow::Result<
             Err(e) => Err(e),
         }
     };
-    let reply = match tokio::time::timeout(Duration::from_secs(10), ask).await.context("no answer in 10 s")?? {
+    let reply = match tokio::time::timeout(Duration::from_secs(10), exchanged).await.context("no answer in 10 s")?? {
         Ok(reply) => reply,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -191,8 +227,7 @@ pub async fn executor_count(addr: &str, member: &Credentials) -> anyhow::Result<
     if head.split(' ').nth(1) == Some("401") {
         return Ok(Err(body.trim().to_string()));
     }
-    let count = body.trim().parse().with_context(|| format!("unexpected answer from {EXECUTORS_PATH}: {body:.200}; is this a tokq scheduler of this version?"))?;
-    Ok(Ok(count))
+    Ok(Ok(body.to_string()))
 }
 
 /// The first byte of a TLS alert record: what a TLS server answers to plain HTTP.

@@ -65,6 +65,15 @@ fn abandoned_locks() -> std::sync::MutexGuard<'static, BTreeMap<String, Option<t
     ABANDONED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Waits for the lock deletions that dropped claims started: a process that ends right after a
+/// COPY was stopped (Ctrl-C) leaves no lock behind for its rerun to take over.
+pub async fn settle_abandoned() {
+    let pending: Vec<_> = abandoned_locks().values_mut().filter_map(Option::take).collect();
+    for deletion in pending {
+        let _ = deletion.await;
+    }
+}
+
 impl Drop for Claim {
     fn drop(&mut self) {
         if self.released {
