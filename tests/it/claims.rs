@@ -160,8 +160,13 @@ fn another_recipes_output_is_refused_unless_overwrite_and_a_rerun_replaces_its_o
     let err = tokq_err(&["sql", "-c", &other]);
     assert!(err.contains("holds the output of another recipe (SQL given as text, sha256 "), "{err}");
     tokq_ok(&["sql", "-c", &format!("{other} OPTIONS ('overwrite' 'true')")]);
-    // The same text twice is the same recipe.
+    // The same text twice is the same recipe, given as text or in a file (a script's temporary recipe).
     tokq_ok(&["sql", "-c", &format!("{other} OPTIONS ('overwrite' 'true')")]);
+    let copy = write(tmp.path(), "copy.sql", format!("{other} OPTIONS ('overwrite' 'true')"));
+    tokq_ok(&["run", copy.to_str().unwrap(), "--quiet"]);
+    let same_text = write(tmp.path(), "same.sql", &other);
+    let err = tokq_err(&["run", same_text.to_str().unwrap()]);
+    assert!(err.contains("holds the output of another recipe"), "other text in another file is another recipe: {err}");
     manifest_is_true(&out);
 
     // A single-file target the same way.

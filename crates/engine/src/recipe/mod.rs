@@ -192,6 +192,9 @@ pub struct Recipe {
     pub parameters: Vec<Declared>,
     /// The text after parameter substitution: what runs, and what `tokq.recipe_sha256` hashes.
     pub text: String,
+    /// sha256 of its file's text as written, before parameters: the same recipe however it is
+    /// run ([`Recipe::id`]).
+    pub source_sha256: String,
     /// In order.
     pub statements: Vec<Statement>,
 }
@@ -240,7 +243,8 @@ impl Recipe {
             }
         }
         text.push_str(&included);
-        Ok(Self { path: path.to_string(), parameters: declared.unwrap_or_default(), text, statements })
+        let source_sha256 = hex::encode(Sha256::digest(raw.as_bytes()));
+        Ok(Self { path: path.to_string(), parameters: declared.unwrap_or_default(), text, source_sha256, statements })
     }
 
     /// The PARAMETERS a recipe's text declares (empty when it declares none), without values:
@@ -255,14 +259,14 @@ impl Recipe {
     }
 
     /// What its outputs' manifests record as their recipe: its file's real path (the same
-    /// recipe however it is named, edited or not), or the text's hash for SQL given as text.
+    /// recipe however it is named, edited or not), or `sql:` and its text's hash for SQL given as
+    /// text; and the hash of its text as written.
     pub fn id(&self) -> crate::sink::manifest::RecipeId {
-        let sha256 = self.sha256();
         let origin = match std::fs::canonicalize(&self.path) {
             Ok(real) if real.is_file() => real.display().to_string(),
-            _ => format!("sql:{sha256}"),
+            _ => format!("sql:{}", self.source_sha256),
         };
-        crate::sink::manifest::RecipeId { origin, sha256 }
+        crate::sink::manifest::RecipeId { origin, source_sha256: self.source_sha256.clone(), sha256: self.sha256() }
     }
 }
 

@@ -306,7 +306,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let (target, none) = (Path::from("out"), BTreeSet::new());
-        let recipe = RecipeId { origin: "r.sql".into(), sha256: "0".repeat(64) };
+        let recipe = RecipeId { origin: "r.sql".into(), source_sha256: "1".repeat(64), sha256: "0".repeat(64) };
         let take = || Claim::take(&store, &target, "out", &none, &recipe, false);
         let held = take().await.unwrap();
         let err = take().await.err().unwrap().to_string();

@@ -415,6 +415,7 @@ async fn commit(target: &Target, location: &str, mut files: Vec<FileRecord>, lay
         tokq_version: env!("CARGO_PKG_VERSION").to_string(),
         recipe_sha256: copy.recipe.sha256.clone(),
         recipe: Some(copy.recipe.origin.clone()),
+        recipe_source_sha256: Some(copy.recipe.source_sha256.clone()),
         tokenizers: copy.facts.tokenizers.clone(),
         compression: copy.target.compression.clone(),
         layout,

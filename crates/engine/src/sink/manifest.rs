@@ -37,18 +37,21 @@ pub struct RecipeId {
     /// The recipe file's real path; for SQL given as text (`-c`, standard input, Python's
     /// `tokq.sql`), `sql:` and the text's sha256.
     pub origin: String,
+    /// sha256 of the recipe's text as written, before parameter substitution.
+    pub source_sha256: String,
     /// sha256 of the recipe text after parameter substitution.
     pub sha256: String,
 }
 
 impl RecipeId {
-    /// Whether `m` is the output of another recipe: another file, or other SQL text. An edited
-    /// recipe file, or one run with other parameters, is the same recipe, so that iterating on a
-    /// recipe replaces its own output; a manifest that records no recipe compares the text.
+    /// Whether `m` is the output of another recipe: another file and another text. The same
+    /// file edited, the same text in another file (a script's temporary recipe), and either run
+    /// with other parameters are the same recipe, so that iterating replaces its own output; a
+    /// manifest that records no recipe compares the substituted text.
     pub fn differs(&self, m: &Manifest) -> bool {
-        match &m.recipe {
-            Some(origin) => *origin != self.origin,
-            None => m.recipe_sha256 != self.sha256,
+        match (&m.recipe, &m.recipe_source_sha256) {
+            (Some(origin), source) => *origin != self.origin && source.as_ref() != Some(&self.source_sha256),
+            (None, _) => m.recipe_sha256 != self.sha256,
         }
     }
 
@@ -80,9 +83,12 @@ pub struct Manifest {
     pub tokq_version: String,
     /// sha256 of the recipe text after parameter substitution.
     pub recipe_sha256: String,
-    /// The recipe that wrote it ([`RecipeId::origin`]); absent in manifests of tokq before 0.1.
+    /// The recipe that wrote it ([`RecipeId::origin`]); absent in manifests of earlier tokq.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe: Option<String>,
+    /// sha256 of that recipe's text as written, before parameters ([`RecipeId::source_sha256`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe_source_sha256: Option<String>,
     /// The tokenizers of the rows' token ids.
     pub tokenizers: Vec<TokenizerRecord>,
     /// The Parquet compression codec.
