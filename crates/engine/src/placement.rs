@@ -108,8 +108,7 @@ impl Placement {
 #[cfg(feature = "cluster")]
 fn run_name() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let digest = sha2::Sha256::digest(format!("{}:{}:{nanos}", host.trim(), std::process::id()));
+    let digest = sha2::Sha256::digest(format!("{}:{nanos}", *crate::sink::exec::WRITER));
     format!("tokq-run-{}", hex::encode(&digest[..12]))
 }
 

@@ -11,9 +11,7 @@
 //! crosses the network in clear text: the trust model in docs/cluster.md says what that means.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use ballista_core::extension::EndpointOverrideFn;
 use sha2::{Digest, Sha256};
 
 /// The environment variable holding the secret itself (Kubernetes secrets as env).
@@ -93,12 +91,6 @@ impl ClusterSecret {
     pub fn admits(&self, user_agent: Option<&[u8]>) -> bool {
         let Some(ua) = user_agent else { return false };
         ua.split(|b| *b == b' ').filter_map(|p| p.strip_prefix(PRODUCT.as_bytes())).any(|t| same(t, self.token.as_bytes()))
-    }
-
-    /// The endpoint adjustment that makes every Ballista connection present the token.
-    pub fn endpoint_override(&self) -> EndpointOverrideFn {
-        let ua = self.user_agent();
-        Arc::new(move |endpoint| Ok(endpoint.user_agent(ua.clone())?))
     }
 }
 
