@@ -9,6 +9,7 @@ mod dedup;
 mod durability;
 mod filters;
 mod html_truth;
+mod hub;
 mod large_documents;
 mod lineage;
 mod maps;

@@ -29,7 +29,7 @@ pub struct TableFunction {
 }
 
 const LINEAGE: &str = "Every row carries _source (the file's URI) and _row (its 0-based row in that file), which tokq's \
-                       writer keeps as lineage. The argument is a file, a folder (every file in it) or a glob, local or s3://; \
+                       writer keeps as lineage. The argument is a file, a folder (every file in it) or a glob, local, s3://, hf:// or https://; \
                        files are read in path order, and an empty match is an error.";
 
 /// Every tokq table function: the lineage readers and `pack_tokens`.
@@ -37,7 +37,7 @@ pub fn table_functions() -> Vec<TableFunction> {
     let reader = |f: lineage::ReadFiles, what: &str, syntax: &str, example: &str| TableFunction {
         name: f.name(),
         doc: doc(&format!("{what} {LINEAGE}"), syntax)
-            .with_argument("path", "A constant path, folder, glob or s3:// URI.")
+            .with_argument("path", "A constant path, folder, glob, or s3://, hf:// or https:// URI.")
             .with_sql_example(format!("```sql\n{example}\n```"))
             .build(),
         function: Arc::new(f),

@@ -16,7 +16,8 @@
 //! - `components` runs `CREATE COMPONENTS` (connected components in rounds of SQL).
 //! - [`session`] builds the context every role shares; `codec` carries tokq's tables and
 //!   operators to Ballista; [`store`] opens local and `s3://` locations, the local ones through
-//!   `durable`, which syncs what it writes, and fences them to a node's [`roots`] if it has any.
+//!   `durable`, which syncs what it writes, and for inputs `https://` and `hf://` (`hub`: the
+//!   Hugging Face Hub), and fences them to a node's [`roots`] if it has any.
 //! - `cluster` (feature `cluster`): what every Ballista node shares, and the client.
 //! - [`functions`]: the table functions and the generated function reference.
 //!
@@ -49,6 +50,7 @@ pub(crate) mod components;
 pub mod cpu;
 pub(crate) mod durable;
 pub mod functions;
+pub(crate) mod hub;
 pub mod lineage;
 pub(crate) mod order;
 pub(crate) mod pack;

@@ -179,9 +179,10 @@ pub fn open_local(location: &str, path: &std::path::Path) -> tokq_core::error::R
     Ok(file)
 }
 
-/// [`check_location`] for a planner: the refusal as a planning error.
+/// [`check_location`] for a target a planner is about to write, and refused on the stores tokq only
+/// reads ([`crate::store::writable`]): the refusal as a planning error.
 pub(crate) fn check_planned(location: &str) -> datafusion::common::Result<()> {
-    check_location(location).map_err(|e| DataFusionError::Plan(e.to_string()))
+    crate::store::writable(location).and_then(|()| check_location(location)).map_err(|e| DataFusionError::Plan(e.to_string()))
 }
 
 /// Refuses at planning a `COPY` whose target is outside the process's roots, in any format, with

@@ -1,6 +1,8 @@
-//! Object stores for every role: local files, and `s3://` buckets configured from the usual AWS
+//! Object stores for every role: local files, `s3://` buckets configured from the usual AWS
 //! environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
-//! `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`). One client per bucket, made on first use and then shared.
+//! `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`), and for inputs the Hugging Face Hub (`hf://`, [`crate::hub`])
+//! and plain `https://` (or `http://`) servers. One client per bucket, hub kind or server, made on
+//! first use and then shared.
 
 use tokq_udfs::args::OrDf;
 use std::collections::HashMap;
@@ -9,11 +11,14 @@ use std::sync::{Arc, RwLock};
 use datafusion::error::Result as DfResult;
 use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use object_store::aws::AmazonS3Builder;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::http::HttpBuilder;
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt};
+use std::time::Duration;
 use url::Url;
 
 use tokq_core::error::{Result, TokqError};
 use crate::durable::DurableLocal;
+use crate::hub::HubStore;
 
 /// Object stores by scheme and bucket, made on first use.
 #[derive(Debug, Default)]
@@ -21,10 +26,13 @@ pub struct TokqObjectStoreRegistry {
     stores: RwLock<HashMap<String, Arc<dyn ObjectStore>>>,
 }
 
-/// The store-root of a location (`file://`, `s3://bucket`): the registry key, and the prefix a
-/// store-relative path is appended to after a '/'.
+/// The store-root of a location (`file://`, `s3://bucket`, `https://host:port`): the registry
+/// key, and the prefix a store-relative path is appended to after a '/'.
 pub fn store_url(url: &Url) -> String {
-    format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""))
+    match url.port() {
+        Some(port) => format!("{}://{}:{port}", url.scheme(), url.host_str().unwrap_or("")),
+        None => format!("{}://{}", url.scheme(), url.host_str().unwrap_or("")),
+    }
 }
 
 /// The DataFusion object-store URL of a location's store.
@@ -69,10 +77,32 @@ fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
             })?;
             Ok(Arc::new(s3))
         }
+        "hf" => {
+            let host = url.host_str().unwrap_or("");
+            Ok(Arc::new(HubStore::new(host).map_err(|cause| TokqError::Io { uri: url.to_string(), cause })?))
+        }
+        "http" | "https" => {
+            let options = ClientOptions::new().with_allow_http(url.scheme() == "http").with_timeout(Duration::from_secs(600));
+            let http = HttpBuilder::new().with_url(store_url(url)).with_client_options(options).build().map_err(|e| {
+                TokqError::Io { uri: url.to_string(), cause: format!("cannot reach the server: {e}") }
+            })?;
+            Ok(Arc::new(http))
+        }
         other => Err(TokqError::Io {
             uri: url.to_string(),
-            cause: format!("unsupported scheme '{other}': use a local path or s3://"),
+            cause: format!("unsupported scheme '{other}': use a local path, s3://, hf:// or https://"),
         }),
+    }
+}
+
+/// Refuses an output on a store tokq only reads: the hub (`hf://`) and web servers.
+pub fn writable(location: &str) -> Result<()> {
+    match location.split_once("://").map(|(scheme, _)| scheme) {
+        Some(scheme @ ("hf" | "http" | "https")) => Err(TokqError::Io {
+            uri: location.into(),
+            cause: format!("{scheme}:// is read-only, for inputs: write outputs to a local folder or s3://"),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -36,8 +36,8 @@ fn setup(c: &Consts) -> Result<(Arc<Tokenizer>, EncodeOptions), TokqError> {
 }
 
 const SPEC: &str = "A constant tokenizer spec: 'tiktoken:cl100k_base' or 'tiktoken:o200k_base' (bundled), \
-                    'tiktoken:PATH#PATTERN' for a .tiktoken rank file (PATTERN: r50k, cl100k, o200k, qwen), or the path \
-                    or s3:// URI of a Hugging Face tokenizer.json. Prefix 'reference:' to force the reference encoder.";
+                    'tiktoken:PATH#PATTERN' for a .tiktoken rank file (PATTERN: r50k, cl100k, o200k, qwen), or the path, \
+                    s3:// or hf:// URI of a Hugging Face tokenizer.json. Prefix 'reference:' to force the reference encoder.";
 const OPTIONS: &str = "Optional constant ids added around each document: 'bos=TOKEN,eos=TOKEN', a token by its \
                        string form (<|endoftext|>) or id (128001).";
 

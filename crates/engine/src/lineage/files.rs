@@ -1,4 +1,4 @@
-//! Resolving a reader argument (a path, a folder or a glob; local or `s3://`) to a sorted file list.
+//! Resolving a reader argument (a path, a folder or a glob; local, `s3://` or `hf://`) to a sorted file list.
 
 use std::sync::Arc;
 
@@ -76,8 +76,9 @@ pub async fn list(store: Arc<dyn ObjectStore>, location: &str) -> Result<Vec<Fil
         return Ok(vec![FileRef::from_meta(&root, &meta)]);
     }
     // List from the last '/' before any glob character.
+    // Taken literally, as the full path is: `~`, `#` or `%` in a folder name are that folder's.
     let dir_path = match glob_at {
-        Some(at) => Path::from(full_text[..at].rsplit_once('/').map(|(d, _)| d).unwrap_or("")),
+        Some(at) => Path::parse(full_text[..at].rsplit_once('/').map(|(d, _)| d).unwrap_or("")).map_err(|e| io(e.to_string()))?,
         None => full.clone(),
     };
     let matcher = match glob_at {
@@ -167,6 +168,11 @@ mod tests {
         assert_eq!(glob.len(), 1);
         let deep = list(store.clone(), &format!("{root}/**/*.jsonl")).await.unwrap();
         assert_eq!(deep.len(), 2);
+
+        // A glob under a folder whose name has characters object_store would escape.
+        touch(d.path(), "a~#%1/x.jsonl", "{}\n");
+        let odd = list(store.clone(), &format!("{root}/a~#%1/*.jsonl")).await.unwrap();
+        assert!(odd.len() == 1 && odd[0].uri.ends_with("/a~#%1/x.jsonl"), "{odd:?}");
 
         let none = list(store.clone(), &format!("{root}/*.parquet")).await.unwrap_err();
         assert!(matches!(none, TokqError::NoInput(_)));
