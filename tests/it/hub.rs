@@ -338,3 +338,36 @@ fn plain_http_files_read_and_remote_stores_are_inputs_only() {
     assert!(err.contains("read-only") || err.contains("input"), "{err}");
     assert!(!d.path().join("plain/out").exists());
 }
+
+/// A cluster's executors read the hub themselves, with the endpoint and token of their own
+/// environment (the client lists and plans with its own).
+#[cfg(feature = "slow-tests")]
+#[test]
+fn hub_inputs_on_a_cluster_give_the_local_rows() {
+    let (d, hub) = hub();
+    let env = hub.env(Some(TOKEN));
+    let vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cluster = crate::cluster::start_with(2, crate::cluster::Setup { env: &vars, ..Default::default() });
+    let sql = |out: &Path| {
+        let read = |uri: &str| format!("SELECT id, text, _source, _row FROM read_jsonl('{uri}')");
+        format!(
+            "COPY ({}) TO '{}/corpus/' STORED AS PARQUET; COPY ({}) TO '{}/gated/' STORED AS PARQUET",
+            read("hf://datasets/org/corpus/data/**/*.jsonl*"),
+            out.display(),
+            read("hf://datasets/org/gated/*.jsonl"),
+            out.display()
+        )
+    };
+    let (local, remote) = (d.path().join("local"), d.path().join("remote"));
+    tokq_within(&["run", "-c", &sql(&local), "--quiet", "--partitions", "2"], &vars, 60);
+    tokq_within(&["run", "--cluster", &cluster.url(), "-c", &sql(&remote), "--quiet", "--partitions", "2"], &vars, 120);
+    for table in ["corpus", "gated"] {
+        let ids = |root: &Path| {
+            let mut ids = strings(&read_output(&root.join(table)).batch, "id");
+            ids.sort();
+            ids
+        };
+        assert_eq!(ids(&local), ids(&remote), "{table}");
+        assert!(!ids(&remote).is_empty(), "{table}");
+    }
+}
