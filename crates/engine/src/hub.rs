@@ -303,22 +303,19 @@ impl ObjectStore for HubStore {
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
         let at = self.0.kind.split(prefix.map(|p| p.as_ref()).unwrap_or(""))?;
-        let depth = Path::from(at.written.as_str()).parts().count() + Path::from(at.file.as_str()).parts().count();
-        let mut common_prefixes = Vec::new();
-        let mut objects = Vec::new();
+        // The tree API lists recursively: files one level below the prefix are its objects, the
+        // first folder of every deeper one a common prefix.
+        let depth = at.written.split('/').count() + at.file.split('/').filter(|s| !s.is_empty()).count();
+        let (mut folders, mut objects) = (std::collections::BTreeSet::new(), Vec::new());
         for meta in self.0.tree(at).await? {
             let parts: Vec<_> = meta.location.parts().collect();
             if parts.len() == depth + 1 {
                 objects.push(meta);
             } else {
-                let dir = Path::from_iter(parts.into_iter().take(depth + 1));
-                if common_prefixes.last() != Some(&dir) {
-                    common_prefixes.push(dir);
-                }
+                folders.insert(Path::from_iter(parts.into_iter().take(depth + 1)));
             }
         }
-        common_prefixes.dedup();
-        Ok(ListResult { common_prefixes, objects })
+        Ok(ListResult { common_prefixes: folders.into_iter().collect(), objects })
     }
 
     async fn copy_opts(&self, _: &Path, _: &Path, _: CopyOptions) -> Result<()> {
