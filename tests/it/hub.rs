@@ -290,7 +290,13 @@ fn hub_parquet_is_read_by_ranges_from_the_parquet_branch() {
     let copy = format!("COPY (SELECT id, text FROM read_jsonl('hf://datasets/org/corpus/data/**/*.jsonl*')) TO '{}' STORED AS PARQUET", out.display());
     let vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     tokq_within(&["sql", "-c", &copy, "--partitions", "1", "--quiet"], &vars, 60);
-    let part = std::fs::read_dir(&out).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "parquet")).unwrap();
+    // The one part file (the manifest beside it is a Parquet file too, with no rows).
+    let part = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet") && !p.file_name().unwrap().to_string_lossy().starts_with('_'))
+        .unwrap();
     let branch = d.path().join("datasets/org/corpus/refs/convert/parquet/default/train");
     std::fs::create_dir_all(&branch).unwrap();
     std::fs::copy(&part, branch.join("0000.parquet")).unwrap();
