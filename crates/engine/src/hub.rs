@@ -24,8 +24,9 @@ use url::Url;
 
 const STORE: &str = "HuggingFaceHub";
 
-/// How long one request may take: a whole file of a few GB is one streamed request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long one request to the hub or a web server may take: a whole file of a few GB is one
+/// streamed request.
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What an `hf://` URI's host names: the kind of repository, and for models its owner.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,26 +54,7 @@ impl Kind {
             Kind::Model { .. } => "models",
         }
     }
-}
 
-/// A location in a store, split: the repository, its revision, and the file path inside it.
-#[derive(Debug, Clone, PartialEq)]
-struct InRepo {
-    /// `ORG/NAME`.
-    repo: String,
-    /// A branch, tag or commit (`main` when none is written).
-    revision: String,
-    /// The location up to the path inside the repository, as written (`ORG/NAME@v1`).
-    written: String,
-    /// The path inside the repository (empty: its root).
-    file: String,
-}
-
-fn fail(cause: impl Into<String>) -> object_store::Error {
-    object_store::Error::Generic { store: STORE, source: cause.into().into() }
-}
-
-impl Kind {
     /// Splits a store path (`ORG/NAME@REV/PATH` for datasets and spaces, `NAME@REV/PATH` for a
     /// model) into its repository and the file inside it. A revision with `/` in it is written
     /// with `%2F` (`@refs%2Fconvert%2Fparquet`), or `@~parquet` for that branch, as DuckDB writes it.
@@ -99,8 +81,33 @@ impl Kind {
             Kind::Model { .. } => name_at.to_string(),
             _ => format!("{org}/{name_at}"),
         };
-        Ok(InRepo { repo: format!("{org}/{name}"), revision, written, file: rest })
+        Ok(InRepo { org: org.to_string(), name: name.to_string(), revision, written, file: rest })
     }
+}
+
+/// A location in a store, split: the repository, its revision, and the file path inside it.
+#[derive(Debug, Clone, PartialEq)]
+struct InRepo {
+    /// The repository's owner and name.
+    org: String,
+    name: String,
+    /// A branch, tag or commit (`main` when none is written).
+    revision: String,
+    /// The location up to the path inside the repository, as written (`ORG/NAME@v1`).
+    written: String,
+    /// The path inside the repository (empty: its root).
+    file: String,
+}
+
+impl InRepo {
+    /// `ORG/NAME`, as messages name it.
+    fn repo(&self) -> String {
+        format!("{}/{}", self.org, self.name)
+    }
+}
+
+fn fail(cause: impl Into<String>) -> object_store::Error {
+    object_store::Error::Generic { store: STORE, source: cause.into().into() }
 }
 
 /// The token a `huggingface_hub` user has: `HF_TOKEN`, else the login's token file.
@@ -127,7 +134,8 @@ pub struct HubStore(Arc<Hub>);
 struct Hub {
     kind: Kind,
     endpoint: Url,
-    token: Option<String>,
+    /// `Authorization: Bearer TOKEN` when there is a token, sent with every request.
+    auth: reqwest::header::HeaderMap,
     api: reqwest::Client,
     /// An HTTP store per repository and revision, made on first read.
     files: Mutex<HashMap<(String, String), Arc<HttpStore>>>,
@@ -144,69 +152,67 @@ impl HubStore {
     pub fn new(host: &str) -> std::result::Result<Self, String> {
         let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty()).unwrap_or_else(|| "https://huggingface.co".into());
         let endpoint = Url::parse(&endpoint).map_err(|e| format!("HF_ENDPOINT '{endpoint}' is not a URL: {e}"))?;
+        let mut auth = reqwest::header::HeaderMap::new();
+        if let Some(t) = token() {
+            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {t}"))
+                .map_err(|_| "the HF token has characters an HTTP header cannot carry".to_string())?;
+            auth.insert(reqwest::header::AUTHORIZATION, value);
+        }
         let api = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
+            .default_headers(auth.clone())
             .build()
             .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
-        Ok(Self(Arc::new(Hub { kind: Kind::of(host), endpoint, token: token(), api, files: Mutex::default() })))
+        Ok(Self(Arc::new(Hub { kind: Kind::of(host), endpoint, auth, api, files: Mutex::default() })))
     }
 }
 
 impl Hub {
-    /// `ENDPOINT/SEGMENTS...`, each segment escaped (a revision's `/` too).
-    fn url(&self, segments: &[&str]) -> Url {
+    /// `ENDPOINT/BEFORE.../ORG/NAME/VERB/REVISION`, each segment escaped (a revision's `/` too).
+    fn url(&self, before: &[&str], at: &InRepo, verb: &str) -> Url {
         let mut url = self.endpoint.clone();
         if let Ok(mut path) = url.path_segments_mut() {
-            path.pop_if_empty().extend(segments);
+            path.pop_if_empty().extend(before).extend([at.org.as_str(), at.name.as_str(), verb, at.revision.as_str()]);
         }
         url
     }
 
     /// The HTTP store of a repository at a revision: `ENDPOINT/[datasets/]ORG/NAME/resolve/REV`.
     fn files(&self, at: &InRepo) -> Result<Arc<HttpStore>> {
-        let key = (at.repo.clone(), at.revision.clone());
+        let key = (at.repo(), at.revision.clone());
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = files.get(&key) {
             return Ok(Arc::clone(s));
         }
-        let (org, name) = at.repo.split_once('/').unwrap_or((&at.repo, ""));
-        let mut segments = vec![org, name, "resolve", at.revision.as_str()];
-        if !matches!(self.kind, Kind::Model { .. }) {
-            segments.insert(0, self.kind.plural());
-        }
-        let mut options = ClientOptions::new().with_timeout(REQUEST_TIMEOUT).with_allow_http(self.endpoint.scheme() == "http");
-        if let Some(t) = &self.token {
-            let mut headers = reqwest::header::HeaderMap::new();
-            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| fail("the HF token has characters a header cannot carry"))?;
-            headers.insert(reqwest::header::AUTHORIZATION, value);
-            options = options.with_default_headers(headers);
-        }
-        let store = Arc::new(HttpBuilder::new().with_url(self.url(&segments).as_str()).with_client_options(options).build()?);
+        let before: &[&str] = match self.kind {
+            Kind::Model { .. } => &[],
+            _ => &[self.kind.plural()],
+        };
+        let options = ClientOptions::new()
+            .with_timeout(REQUEST_TIMEOUT)
+            .with_allow_http(self.endpoint.scheme() == "http")
+            .with_default_headers(self.auth.clone());
+        let store = Arc::new(HttpBuilder::new().with_url(self.url(before, at, "resolve").as_str()).with_client_options(options).build()?);
         files.insert(key, Arc::clone(&store));
         Ok(store)
     }
 
     /// Every file under `at` (recursive), from the tree API, a page at a time.
     async fn tree(&self, at: InRepo) -> Result<Vec<ObjectMeta>> {
-        let (org, name) = at.repo.split_once('/').unwrap_or((&at.repo, ""));
-        let mut segments = vec!["api", self.kind.plural(), org, name, "tree", at.revision.as_str()];
-        segments.extend(at.file.split('/').filter(|s| !s.is_empty()));
-        let mut next = Some(self.url(&segments));
-        if let Some(u) = &mut next {
-            u.query_pairs_mut().append_pair("recursive", "true").append_pair("expand", "false");
+        let mut first = self.url(&["api", self.kind.plural()], &at, "tree");
+        if let Ok(mut path) = first.path_segments_mut() {
+            path.extend(at.file.split('/').filter(|s| !s.is_empty()));
         }
+        first.query_pairs_mut().append_pair("recursive", "true").append_pair("expand", "false");
+        let mut next = Some(first);
         let mut found = Vec::new();
         while let Some(url) = next.take() {
-            let mut request = self.api.get(url.clone());
-            if let Some(t) = &self.token {
-                request = request.bearer_auth(t);
-            }
-            let response = request.send().await.map_err(|e| fail(format!("cannot list {url}: {e}")))?;
+            let response = self.api.get(url.clone()).send().await.map_err(|e| fail(format!("cannot list {url}: {e}")))?;
             match response.status().as_u16() {
                 200 => {}
                 // No such folder: nothing found; the caller says what was looked for.
                 404 => return Ok(found),
-                401 | 403 => return Err(fail(refused(&at.repo, response.status().as_u16()))),
+                status @ (401 | 403) => return Err(fail(refused(&at.repo(), Some(status)))),
                 status => return Err(fail(format!("cannot list {url}: the hub answered HTTP {status}"))),
             }
             next = next_page(response.headers());
@@ -225,10 +231,11 @@ impl Hub {
     }
 }
 
-/// Why the hub refused a repository, and what to do.
-fn refused(repo: &str, status: u16) -> String {
+/// Why the hub refused a repository (with the HTTP status when it is known), and what to do.
+fn refused(repo: &str, status: Option<u16>) -> String {
+    let status = status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
     format!(
-        "the hub refused {repo} (HTTP {status}): a private or gated repository needs a token with access: \
+        "the hub refused {repo}{status}: a private or gated repository needs a token with access: \
          set HF_TOKEN or run `hf auth login`, and accept the dataset's terms on its page"
     )
 }
@@ -280,7 +287,7 @@ impl ObjectStore for HubStore {
         let file = Path::parse(&at.file).map_err(|e| fail(e.to_string()))?;
         let mut got = self.0.files(&at)?.get_opts(&file, options).await.map_err(|e| match e {
             object_store::Error::Unauthenticated { .. } | object_store::Error::PermissionDenied { .. } => {
-                fail(refused(&at.repo, 401))
+                fail(refused(&at.repo(), None))
             }
             other => other,
         })?;
@@ -334,7 +341,7 @@ mod tests {
     #[test]
     fn locations_split_as_huggingface_hub_writes_them() {
         let at = split(&Kind::Dataset, "HuggingFaceFW/fineweb/data/CC-MAIN-2024-10/000_00000.parquet");
-        assert_eq!((at.repo.as_str(), at.revision.as_str()), ("HuggingFaceFW/fineweb", "main"));
+        assert_eq!((at.repo().as_str(), at.revision.as_str()), ("HuggingFaceFW/fineweb", "main"));
         assert_eq!((at.written.as_str(), at.file.as_str()), ("HuggingFaceFW/fineweb", "data/CC-MAIN-2024-10/000_00000.parquet"));
         let at = split(&Kind::Dataset, "org/name@refs%2Fconvert%2Fparquet/default/train");
         assert_eq!((at.revision.as_str(), at.written.as_str()), ("refs/convert/parquet", "org/name@refs%2Fconvert%2Fparquet"));
@@ -343,7 +350,7 @@ mod tests {
         assert_eq!(split(&Kind::Dataset, "org/name").file, "");
         let model = Kind::of("openai-community");
         let at = split(&model, "gpt2@v1/tokenizer.json");
-        assert_eq!((at.repo.as_str(), at.revision.as_str(), at.file.as_str()), ("openai-community/gpt2", "v1", "tokenizer.json"));
+        assert_eq!((at.repo().as_str(), at.revision.as_str(), at.file.as_str()), ("openai-community/gpt2", "v1", "tokenizer.json"));
         assert_eq!(Kind::of("spaces"), Kind::Space);
     }
 

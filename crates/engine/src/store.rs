@@ -13,7 +13,6 @@ use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 use object_store::aws::AmazonS3Builder;
 use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt};
-use std::time::Duration;
 use url::Url;
 
 use tokq_core::error::{Result, TokqError};
@@ -82,7 +81,7 @@ fn new_store(url: &Url) -> Result<Arc<dyn ObjectStore>> {
             Ok(Arc::new(HubStore::new(host).map_err(|cause| TokqError::Io { uri: url.to_string(), cause })?))
         }
         "http" | "https" => {
-            let options = ClientOptions::new().with_allow_http(url.scheme() == "http").with_timeout(Duration::from_secs(600));
+            let options = ClientOptions::new().with_allow_http(url.scheme() == "http").with_timeout(crate::hub::REQUEST_TIMEOUT);
             let http = HttpBuilder::new().with_url(store_url(url)).with_client_options(options).build().map_err(|e| {
                 TokqError::Io { uri: url.to_string(), cause: format!("cannot reach the server: {e}") }
             })?;
