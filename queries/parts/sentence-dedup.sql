@@ -11,7 +11,9 @@ PARAMETERS (
   min_doc_words     integer DEFAULT 50,                             -- a changed document keeps at least this many words (0: off)
   min_num_sentences integer DEFAULT 3,                             -- and this many sentences (0: off)
   min_count         integer DEFAULT 2,                              -- a span repeats when the corpus holds it this many times
-  keep_first        boolean DEFAULT true                            -- keep a repeated span's first occurrence (false: remove every copy)
+  keep_first        boolean DEFAULT true,                           -- keep a repeated span's first occurrence (false: remove every copy)
+  bloom             boolean DEFAULT false,                          -- count only the spans a Bloom filter lets through: the same rows, less memory
+  bloom_fpr         number  DEFAULT 0.01                            -- the filter's false-positive rate (2.4 bytes per span at 0.01)
 );
 
 -- 1. One pass over the input: the hash of every span of n_sentences sentences, with lineage.
@@ -20,7 +22,17 @@ COPY (
   FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}')) AS s FROM ${docs})
 ) TO '${work}spans/' STORED AS PARQUET;
 
--- 2. The repeated spans: every occurrence of a hash seen at least min_count times but its first
+-- 2. With bloom=true, the counting Bloom filter of every span, sized for the spans there are
+--    (Parquet footers count them); without, one NULL, so that the statement after it plans alike.
+--    Counters stop at min_count (255 at most: a count of 255 still lets every span through that
+--    reaches a larger min_count, and step 3 counts those exactly).
+COPY (
+  SELECT bloom_counts(s.hash, n.spans, ${bloom_fpr}, least(${min_count}, 255)) AS filter
+  FROM read_parquet('${work}spans/') s CROSS JOIN (SELECT count(*) AS spans FROM read_parquet('${work}spans/')) n
+  WHERE ${bloom}
+) TO '${work}bloom.parquet' STORED AS PARQUET;
+
+-- 3. The repeated spans: every occurrence of a hash seen at least min_count times but its first
 --    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
 --    per document. The order does not depend on partitions or executors.
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
@@ -31,8 +43,12 @@ COPY (
   FROM (
     SELECT s._source, s._row, s.start,
            row_number() OVER (PARTITION BY s.hash ORDER BY s._source, s._row, s.start) AS nth
-    -- Most spans occur once: count them by hash alone, and order only the repeated ones.
-    FROM (SELECT hash FROM read_parquet('${work}spans/') GROUP BY hash HAVING count(*) >= ${min_count}) r
+    -- Most spans occur once: count them by hash alone, and order only the repeated ones. With
+    -- bloom, only the spans the filter counts min_count times are counted: the filter never
+    -- counts a span below its copies, so the exact count decides as without it.
+    FROM (SELECT hash FROM read_parquet('${work}spans/')
+          WHERE NOT ${bloom} OR bloom_count(hash, '${work}bloom.parquet') >= least(${min_count}, 255)
+          GROUP BY hash HAVING count(*) >= ${min_count}) r
     JOIN read_parquet('${work}spans/') s ON s.hash = r.hash
   )
   WHERE nth > 1 OR NOT ${keep_first}
@@ -41,7 +57,7 @@ COPY (
 
 CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${work}repeated/');
 
--- 3. Every document once. A document with repeated spans loses them and stays if it keeps
+-- 4. Every document once. A document with repeated spans loses them and stays if it keeps
 --    min_doc_words words and min_num_sentences sentences; an unchanged one stays as it is. An
 --    empty text never stays (datatrove drops it too). Rejects keep their original text.
 CREATE VIEW deduped AS

@@ -536,6 +536,10 @@ fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
     sentence_dedup(&ws, "remote", &["--partitions", "2", "--cluster", &url]);
     assert_eq!(texts(&ws, "local/out"), texts(&ws, "remote/out"));
     assert_eq!(texts(&ws, "local/rejects"), texts(&ws, "remote/rejects"));
+    // With the Bloom filter: built by the executors, read back by each of them, the same rows.
+    sentence_dedup(&ws, "bloom", &["--partitions", "2", "--cluster", &url, "--set", "bloom=true", "--set", "bloom_fpr=0.3"]);
+    assert_eq!(texts(&ws, "local/out"), texts(&ws, "bloom/out"));
+    assert_eq!(texts(&ws, "local/rejects"), texts(&ws, "bloom/rejects"));
     decontaminate(&ws, "dc-local", &["--partitions", "2"]);
     decontaminate(&ws, "dc-remote", &["--partitions", "2", "--cluster", &url]);
     assert_eq!(texts(&ws, "dc-local/out"), texts(&ws, "dc-remote/out"));

@@ -79,6 +79,34 @@ fn sentence_dedup_removes_repeated_spans_after_their_first_occurrence() {
     assert_eq!(texts(&ws, "lines/out").len(), 31);
 }
 
+#[test]
+fn the_bloom_filter_mode_gives_the_exact_modes_rows_at_any_false_positive_rate() {
+    let ws = Workspace::new();
+    let docs = planted();
+    ws.file("docs.jsonl", jsonl(&docs));
+    sentence_dedup(&ws, "exact", &["--partitions", "2"]);
+    let exact = (texts(&ws, "exact/out"), reasons(&ws, "exact/rejects"));
+    // 0.5 lets half the single spans through to the exact count: the rows must not change.
+    for (to, fpr, partitions) in [("tight", "0.01", "1"), ("loose", "0.5", "2")] {
+        let run = sentence_dedup(&ws, to, &["--partitions", partitions, "--set", "bloom=true", "--set", &format!("bloom_fpr={fpr}")]);
+        assert_eq!((texts(&ws, &format!("{to}/out")), reasons(&ws, &format!("{to}/rejects"))), exact, "bloom_fpr={fpr}");
+        let a = run.accounting(&format!("{to}/out"));
+        assert_eq!((a["input_rows"].as_u64(), a["kept"].as_u64(), a["rejected"].as_u64()), (Some(31), Some(30), Some(1)), "{a}");
+    }
+    // Every copy removed (keep_first=false) and min_count above the counters' 255: still exact.
+    let lines = |to: &str, sets: &[&str]| {
+        run_recipe(&ws, "paragraph-dedup.sql", to, sets, &[]);
+        texts(&ws, &format!("{to}/out"))
+    };
+    for sets in [&["keep_first=false"][..], &["min_count=300"][..]] {
+        let bloom: Vec<&str> = sets.iter().copied().chain(["bloom=true", "bloom_fpr=0.3"]).collect();
+        assert_eq!(lines(&format!("b-{}", sets[0]), &bloom), lines(&format!("e-{}", sets[0]), sets), "{sets:?}");
+    }
+    // A rate outside (0, 1) stops the run when the filter's statement is planned, naming the function.
+    let e = ws.fails("queries/sentence-dedup.sql", &["--set", &format!("input={}", ws.at("docs.jsonl")), "--set", "bloom=true", "--set", "bloom_fpr=1.5", "--set", &format!("work={}", ws.at("bad/"))]);
+    assert!(e.contains("bloom_counts: the false-positive rate must be above 0 and below 1, got 1.5"), "{e}");
+}
+
 pub fn decontaminate(ws: &Workspace, to: &str, extra: &[&str]) -> Run {
     run_recipe(ws, "decontaminate.sql", to, &[&format!("eval={}", ws.at("eval.jsonl"))], extra)
 }

@@ -316,7 +316,7 @@ pub fn read_recipe(path: &Path) -> anyhow::Result<String> {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     // `tokq tokenizer s3://...` reads through the engine's stores, as recipes do.
-    tokq_core::load::set_byte_loader(tokq_engine::store::read_bytes);
+    tokq_core::load::set_loader(tokq_engine::store::LOADER);
     match cli.cmd {
         Cmd::Run(a) => {
             let recipe = load_recipe(&a.recipe)?;
@@ -401,6 +401,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     .iter()
                     .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone())))
                     .collect();
+                names.extend(
+                    tokq_udfs::aggregate_udfs()
+                        .iter()
+                        .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone()))),
+                );
                 names.extend(tokq_engine::functions::table_functions().into_iter().map(|t| (t.doc.syntax_example, t.doc.description)));
                 names.sort();
                 for (syntax, description) in names {

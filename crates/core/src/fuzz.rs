@@ -217,3 +217,33 @@ proptest! {
         exercise_html(&bytes);
     }
 }
+
+/// A Bloom filter file is read back from a path a recipe names: any bytes there (another file, a
+/// damaged one) must give an error, never a panic, and a filter that parses must answer.
+fn bloom_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let header = (2u8..=8, 0u8..=9, 0u8..=255, 0u64..4).prop_map(|(width, hashes, cap, blocks)| {
+        let mut b = b"TQBLOOM1".to_vec();
+        b.extend_from_slice(&[width, hashes, cap, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(&blocks.to_le_bytes());
+        b
+    });
+    (header, prop::collection::vec(any::<u8>(), 0..200)).prop_map(|(mut h, body)| {
+        h.extend(body);
+        h
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn bloom_filters_never_panic_on_any_bytes(bytes in prop_oneof![bloom_bytes(), prop::collection::vec(any::<u8>(), 0..100)]) {
+        use crate::dedup::bloom::CountingBloom;
+        if let Ok(mut f) = CountingBloom::from_bytes(&bytes) {
+            let g = f.clone();
+            prop_assert!(f.count(7) <= 255);
+            f.insert_all(&[1, 2, 3]);
+            prop_assert!(f.merge(&g).is_ok());
+        }
+    }
+}

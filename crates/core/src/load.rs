@@ -7,22 +7,38 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use crate::error::{Result, TokqError};
 
-/// Reads the whole object at a URI or path.
-pub type ByteLoader = fn(&str) -> Result<Vec<u8>>;
+/// How a host reads objects: whole (a tokenizer file, a model), and the version of one (a file
+/// the run itself rewrites, such as a Bloom filter, must not be served from a cache of its last
+/// content).
+#[derive(Clone, Copy)]
+pub struct Loader {
+    /// Reads the whole object at a URI or path.
+    pub read: fn(&str) -> Result<Vec<u8>>,
+    /// A text that changes whenever the object does (size, modification time, entity tag).
+    pub version: fn(&str) -> Result<String>,
+}
 
-static LOADER: OnceLock<ByteLoader> = OnceLock::new();
+static LOADER: OnceLock<Loader> = OnceLock::new();
 
 /// Installs the process's loader. The first call wins: every host installs the same one, and a
 /// tokenizer cached under one loader must not be re-read through another.
-pub fn set_byte_loader(loader: ByteLoader) {
+pub fn set_loader(loader: Loader) {
     let _ = LOADER.set(loader);
 }
 
 /// Reads a tokenizer file through the installed loader, or from the local file system.
 pub fn read_bytes(uri: &str) -> Result<Vec<u8>> {
     match LOADER.get() {
-        Some(load) => load(uri),
+        Some(l) => (l.read)(uri),
         None => read_local(uri),
+    }
+}
+
+/// The version of the object at a URI or path, through the installed loader, or of a local file.
+pub fn version(uri: &str) -> Result<String> {
+    match LOADER.get() {
+        Some(l) => (l.version)(uri),
+        None => local_version(uri),
     }
 }
 
@@ -70,6 +86,24 @@ pub fn loaded_models() -> BTreeMap<String, String> {
 
 /// The loader a host without object stores gets: plain paths and `file://` URIs.
 fn read_local(uri: &str) -> Result<Vec<u8>> {
+    std::fs::read(local(uri)?).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })
+}
+
+/// A local file's version: its size, modification time and inode (a file replaced by a rename
+/// has a new inode even within the clock's resolution).
+pub fn local_version(uri: &str) -> Result<String> {
+    let meta = std::fs::metadata(local(uri)?).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })?;
+    file_version(&meta)
+}
+
+/// The version [`local_version`] gives an opened file's metadata.
+pub fn file_version(meta: &std::fs::Metadata) -> Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(format!("{}-{}.{}-{}", meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ino()))
+}
+
+/// A plain path or `file://` URI as a path; other schemes are refused.
+fn local(uri: &str) -> Result<&str> {
     let path = uri.strip_prefix("file://").unwrap_or(uri);
     if path.contains("://") {
         return Err(TokqError::Io {
@@ -77,7 +111,7 @@ fn read_local(uri: &str) -> Result<Vec<u8>> {
             cause: "this process reads local files only: run it through tokq's engine for s3://".into(),
         });
     }
-    std::fs::read(path).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })
+    Ok(path)
 }
 
 /// Files loaded once per process and shared (tokenizers, models), by URI or spec. The functions

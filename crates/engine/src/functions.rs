@@ -181,6 +181,15 @@ pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
         };
         section(&mut out, f.name(), d, result);
     }
+    out.push_str("## Aggregate functions\n\n");
+    for f in tokq_udfs::aggregate_udfs() {
+        let Some(d) = f.documentation() else { continue };
+        let result = match example_sql(d) {
+            Some(sql) => Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string()),
+            None => None,
+        };
+        section(&mut out, f.name(), d, result);
+    }
     out.push_str("## Table functions\n\n");
     for t in table_functions() {
         section(&mut out, t.name, &t.doc, None);
@@ -249,6 +258,9 @@ mod tests {
         }
         for t in table_functions() {
             assert!(example_sql(&t.doc).is_some(), "{} has no SQL example", t.name);
+        }
+        for f in tokq_udfs::aggregate_udfs() {
+            assert!(f.documentation().and_then(example_sql).is_some(), "{} has no SQL example", f.name());
         }
     }
 }

@@ -87,7 +87,7 @@ pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + 
 /// Registers every tokq function, scalar and table, on a context, and lets tokenizer files be
 /// read from any store the engine knows (`s3://`).
 pub fn register_all(ctx: &SessionContext) {
-    tokq_core::load::set_byte_loader(store::read_bytes);
+    tokq_core::load::set_loader(store::LOADER);
     tokq_udfs::register_all(ctx);
     for t in functions::table_functions() {
         ctx.register_udtf(t.name, t.function);

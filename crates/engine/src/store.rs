@@ -211,6 +211,27 @@ pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
     .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })
 }
 
+/// The version of an object: a text that changes whenever it does (a local file's size, time and
+/// inode; a remote object's size, time and entity tag), read without reading the object.
+pub fn version(location: &str) -> Result<String> {
+    if let Some(path) = local_path(location) {
+        let meta = crate::roots::open_local(location, &path)?
+            .metadata()
+            .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+        return tokq_core::load::file_version(&meta);
+    }
+    crate::roots::check_location(location)?;
+    let store = new_store(&to_url(location)?)?;
+    let path = object_path(location)?;
+    let meta = block_on(async move { store.head(&path).await })
+        .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
+    Ok(format!("{}-{}-{}", meta.size, meta.last_modified.timestamp_nanos_opt().unwrap_or_default(), meta.e_tag.unwrap_or_default()))
+}
+
+/// How tokq's functions read files (tokenizers, models, Bloom filters) in a process with the
+/// engine: every store it knows, behind the node's allowed roots.
+pub const LOADER: tokq_core::load::Loader = tokq_core::load::Loader { read: read_bytes, version };
+
 /// Runs a future to completion from synchronous code (UDF bodies, table functions), inside or
 /// outside a multi-threaded tokio runtime.
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {

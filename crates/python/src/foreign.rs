@@ -116,7 +116,7 @@ fn logical_codec(session: Bound<'_, PyAny>) -> PyResult<datafusion_ffi::proto::l
 /// Every tokq scalar function.
 #[pyfunction]
 pub fn scalar_functions() -> Vec<ScalarFunction> {
-    tokq_core::load::set_byte_loader(tokq_engine::store::read_bytes);
+    tokq_core::load::set_loader(tokq_engine::store::LOADER);
     tokq_udfs::scalar_udfs().into_iter().map(|udf| ScalarFunction { udf }).collect()
 }
 

@@ -93,6 +93,17 @@ impl<'a> Consts<'a> {
             },
         }
     }
+
+    /// A constant number argument (an integer or a decimal literal), `default` when absent.
+    pub fn f64(&self, i: usize, name: &str, default: f64) -> Result<f64, TokqError> {
+        match self.get(i, name)? {
+            None => Ok(default),
+            Some(v) => match v.cast_to(&DataType::Float64) {
+                Ok(ScalarValue::Float64(Some(x))) if v.data_type().is_numeric() => Ok(x),
+                _ => Err(self.error(format!("'{name}' must be a number literal, got {v}"))),
+            },
+        }
+    }
 }
 
 /// Calls `f` for each row of a string column (Utf8, LargeUtf8, Utf8View, or an all-NULL column).

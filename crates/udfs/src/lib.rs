@@ -1,9 +1,9 @@
 //! tokq's SQL functions: thin DataFusion wrappers over the pure cores of `tokq-core`, each with
 //! its documentation (`information_schema.routines`, `tokq functions`), and the one place that
-//! lists them ([`scalar_udfs`], [`register_all`]).
+//! lists them ([`scalar_udfs`], [`aggregate_udfs`], [`register_all`]).
 //!
 //! One module per stage: [`text`], [`quality`], [`dedup`], [`spans`] (dedup below the document),
-//! [`decont`] (n-gram decontamination), [`check`] (`assert_true`),
+//! [`bloom`] (dedup with a Bloom filter), [`decont`] (n-gram decontamination), [`check`] (`assert_true`),
 //! [`tokenize`], [`pad`], [`shuffle`],
 //! [`classify`] (language ID, fastText), [`models`] (Hugging Face encoder classifiers), [`web`] (URLs) and [`html`] (main text). Each function is
 //! built from the [`kit`]; its constant arguments are read by [`args`] at planning time; the
@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod bloom;
 pub mod check;
 pub mod classify;
 pub mod decont;
@@ -41,7 +42,7 @@ pub mod web;
 
 use std::sync::Arc;
 
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
 pub use options::{OnBadRow, TokqOptions};
@@ -57,6 +58,7 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs.extend(quality::functions());
     udfs.extend(dedup::functions());
     udfs.extend(spans::functions());
+    udfs.push(bloom::probe());
     udfs.extend(decont::functions());
     udfs.push(check::function());
     udfs.extend(web::functions());
@@ -64,9 +66,17 @@ pub fn scalar_udfs() -> Vec<Arc<ScalarUDF>> {
     udfs
 }
 
-/// Registers every tokq scalar function on a context.
+/// Every tokq aggregate function.
+pub fn aggregate_udfs() -> Vec<Arc<AggregateUDF>> {
+    vec![bloom::aggregate()]
+}
+
+/// Registers every tokq scalar and aggregate function on a context.
 pub fn register_all(ctx: &SessionContext) {
     for f in scalar_udfs() {
         ctx.register_udf(f.as_ref().clone());
+    }
+    for f in aggregate_udfs() {
+        ctx.register_udaf(f.as_ref().clone());
     }
 }

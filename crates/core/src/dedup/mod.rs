@@ -2,9 +2,11 @@
 //! duplicates (datatrove's `MinhashDedupSignature`, bit for bit), and exact shingle Jaccard for
 //! verifying candidate pairs. Clustering runs as SQL rounds in the runner (`CREATE COMPONENTS`).
 //! Below the document, `spans` hashes and removes repeated spans of sentences or lines
-//! (datatrove's `SentenceDedup`), and `decont` finds evaluation items' n-grams in training text
+//! (datatrove's `SentenceDedup`), `bloom` counts hashes in bounded memory (a counting Bloom filter
+//! that narrows the exact count), and `decont` finds evaluation items' n-grams in training text
 //! (datatrove's `NGramsDecontIndexer` and `NGramsDecontFilter`).
 
+pub mod bloom;
 pub mod decont;
 pub mod hash;
 pub mod minhash;

@@ -28,8 +28,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::Result;
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, DocSection, Documentation, DocumentationBuilder, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ColumnarValue, DocSection, Expr, Documentation, DocumentationBuilder, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 use tokq_core::TokqError;
@@ -69,6 +70,11 @@ pub trait Body: Send + Sync + 'static {
     fn return_type(&self) -> DataType;
     /// Computes one batch.
     fn invoke(&self, consts: Self::Consts, args: ScalarFunctionArgs) -> Result<ColumnarValue>;
+    /// Planning, after the arguments are simplified: a function may rewrite them (one that reads a
+    /// file the run writes pins that file's version). Most keep them.
+    fn simplify(&self, args: Vec<Expr>) -> Result<ExprSimplifyResult> {
+        Ok(ExprSimplifyResult::Original(args))
+    }
 }
 
 /// A tokq SQL function: a [`Body`] with its name, signature and documentation.
@@ -130,6 +136,10 @@ impl<B: Body> ScalarUDFImpl for Udf<B> {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let consts = self.body.consts(&Consts::at_run(self.name, &args.args)).map_err(df)?;
         self.body.invoke(consts, args)
+    }
+
+    fn simplify(&self, args: Vec<Expr>, _: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        self.body.simplify(args)
     }
 
     fn documentation(&self) -> Option<&Documentation> {
