@@ -7,7 +7,8 @@ Wikipedia, Reuters-21578 (natural duplicates: repeated boilerplate and re-sent s
 nltk-webtext (forum lines, ten to a document), and planted repeats: Wikipedia documents with
 spans of other documents' sentences (and lines) copied into them, whole copies, texts that end in
 whitespace, empty texts. Default SentDedupConfig, then n_sentences=2 with split_sentences=False,
-and queries/paragraph-dedup.sql against n_sentences=1, split_sentences=False and no thresholds.
+and queries/paragraph-dedup.sql against n_sentences=1, split_sentences=False and no thresholds;
+then both recipes with bloom=true (the Bloom-filter mode), which must give the same result.
 
     python tests/parity/sentence_dedup_parity.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared
 """
@@ -103,13 +104,15 @@ def reference(docs, n, split, **thresholds):
         return kept, time.perf_counter() - t0
 
 
-def tokq(tokq_bin, docs, n, split, tmp, recipe="sentence-dedup.sql"):
+def tokq(tokq_bin, docs, n, split, tmp, recipe="sentence-dedup.sql", bloom=None):
     path = os.path.join(tmp, "input.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for i, t in docs:
             f.write(json.dumps({"id": i, "text": t}) + "\n")
     t0 = time.perf_counter()
     shape = [] if recipe == "paragraph-dedup.sql" else ["--set", f"n_sentences={n}", "--set", f"unit={'sentence' if split else 'line'}"]
+    if bloom is not None:
+        shape += ["--set", "bloom=true", "--set", f"bloom_fpr={bloom}"]
     subprocess.run(
         [tokq_bin, "run", os.path.join(ROOT, "queries", recipe), "--quiet", "--set", f"input={path}",
          "--set", f"output={tmp}/out/", "--set", f"rejects={tmp}/rejects/", "--set", f"work={tmp}/work/", *shape],
@@ -140,21 +143,26 @@ def main():
     paragraphs = dict(recipe="paragraph-dedup.sql", min_doc_words=0, min_num_sentences=0)
     runs = [(name, 3, True, {}) for name in sets] + [("planted", 2, False, {}), ("webtext", 2, False, {})]
     runs += [("planted", 1, False, paragraphs), ("reuters", 1, False, paragraphs)]
+    # The Bloom-filter mode must not change a decision, even at a rate that lets many through.
+    runs += [("reuters", 3, True, dict(bloom=0.2)), ("planted", 1, False, dict(paragraphs, bloom=0.01)),
+             ("reuters", 1, False, dict(paragraphs, bloom=0.2))]
     failed = False
     for name, n, split, opts in runs:
         docs = sets[name]
         opts = dict(opts)
         recipe = opts.pop("recipe", "sentence-dedup.sql")
+        bloom = opts.pop("bloom", None)
         with tempfile.TemporaryDirectory() as tmp:
             ref, ref_s = reference(docs, n, split, **opts)
-            mine, rejected, tokq_s = tokq(a.tokq, docs, n, split, tmp, recipe)
+            mine, rejected, tokq_s = tokq(a.tokq, docs, n, split, tmp, recipe, bloom)
         changed = sum(ref[i] != t for i, t in docs if i in ref)
         same_ids = set(ref) == set(mine)
         same_text = same_ids and all(ref[i] == mine[i] for i in ref)
         ok = same_ids and same_text and len(mine) + rejected == len(docs)
         failed |= not ok
         mode = "paragraphs" if recipe == "paragraph-dedup.sql" else f"n={n} {'sentences' if split else 'lines'}"
-        print(f"{'ok' if ok else 'FAIL'} {name:<10} {mode:<13} kept {len(mine)}/{len(docs)} (datatrove {len(ref)}), "
+        mode += f" bloom {bloom}" if bloom is not None else ""
+        print(f"{'ok' if ok else 'FAIL'} {name:<10} {mode:<24} kept {len(mine)}/{len(docs)} (datatrove {len(ref)}), "
               f"{changed} changed, text identical: {same_text}; datatrove {ref_s:.1f}s, tokq {tokq_s:.1f}s")
         if not ok:
             for i in sorted(set(ref) ^ set(mine))[:5]:
