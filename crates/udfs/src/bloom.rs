@@ -255,8 +255,14 @@ impl Body for BloomCount {
     }
 
     fn invoke(&self, (path, version): (String, Option<String>), args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let Some(version) = version else {
-            return exec_err!("{PROBE}: {path} did not exist when this statement was planned: write it in an earlier statement (COPY (SELECT bloom_counts(...)) TO '{path}')");
+        // Unpinned (a host that does not simplify, such as datafusion-python through the FFI):
+        // the version is read for each batch instead, which a local file answers in microseconds.
+        let version = match version {
+            Some(v) => v,
+            None => load::version(&path).map_err(|e| TokqError::Argument {
+                function: PROBE,
+                cause: format!("cannot read the filter: {e}; write it in an earlier statement (COPY (SELECT bloom_counts(...)) TO '{path}')"),
+            }).df()?,
         };
         let filter = filter(&path, &version).df()?;
         let column = args.args[0].to_array(args.number_rows)?;
@@ -265,7 +271,7 @@ impl Body for BloomCount {
     }
 
     /// Pins the file's version as a third argument, once, when the file is there; a statement
-    /// planned before the file exists (`tokq explain`) keeps two and fails if it runs.
+    /// planned before the file exists (`tokq explain`) keeps two.
     fn simplify(&self, args: Vec<Expr>) -> Result<ExprSimplifyResult> {
         let [_, Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)) | ScalarValue::LargeUtf8(Some(p)), _)] = &args[..] else {
             return Ok(ExprSimplifyResult::Original(args));
@@ -295,8 +301,9 @@ pub fn probe() -> Arc<ScalarUDF> {
              up to the filter's cap: never less than its rows, and for about a share fpr of the hashes with fewer rows, \
              the cap. So WHERE bloom_count(hash, 'f.parquet') >= 2 keeps every repeated hash and few others, and an \
              exact count over what it keeps decides. The file is read once per process and shared by its partitions; \
-             its version is pinned when the statement is planned (a third argument tokq adds), so a file rewritten by \
-             a later run is read again, and one changed during the statement is an error. NULL gives NULL.",
+             its version is pinned when the statement is planned (a third argument tokq adds; where a host does not \
+             plan it so, it is read for each batch), so a file rewritten by a later run is read again, and one \
+             changed during the statement is an error. NULL gives NULL.",
             "bloom_count(hash, filter_file)",
         )
         .with_argument("hash", "A UInt64 (or Int64) column of hashes.")
@@ -368,7 +375,8 @@ mod tests {
         let e = plan("SELECT bloom_counts(arrow_cast(1, 'UInt64'), 10, 0.01, 300)").await;
         assert!(e.contains("the count to reach must be 1 to 255, got 300"), "{e}");
         let e = rows(&ctx, "SELECT bloom_count(arrow_cast(1, 'UInt64'), '/nonexistent/f.parquet')").await.unwrap_err().to_string();
-        assert!(e.contains("/nonexistent/f.parquet did not exist when this statement was planned"), "{e}");
+        assert!(e.contains("bloom_count: cannot read the filter: /nonexistent/f.parquet: No such file"), "{e}");
+        assert!(e.contains("write it in an earlier statement"), "{e}");
         let e = rows(&ctx, "SELECT bloom_counts('x', 10)").await.unwrap_err().to_string();
         assert!(e.contains("the hash must be a UInt64 or Int64 column, got Utf8"), "{e}");
     }
