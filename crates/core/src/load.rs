@@ -91,15 +91,15 @@ fn read_local(uri: &str) -> Result<Vec<u8>> {
 
 /// A local file's version: its size, modification time and inode (a file replaced by a rename
 /// has a new inode even within the clock's resolution).
-pub fn local_version(uri: &str) -> Result<String> {
+fn local_version(uri: &str) -> Result<String> {
     let meta = std::fs::metadata(local(uri)?).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })?;
-    file_version(&meta)
+    Ok(file_version(&meta))
 }
 
 /// The version [`local_version`] gives an opened file's metadata.
-pub fn file_version(meta: &std::fs::Metadata) -> Result<String> {
+pub fn file_version(meta: &std::fs::Metadata) -> String {
     use std::os::unix::fs::MetadataExt;
-    Ok(format!("{}-{}.{}-{}", meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ino()))
+    format!("{}-{}.{}-{}", meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ino())
 }
 
 /// A plain path or `file://` URI as a path; other schemes are refused.

@@ -218,7 +218,7 @@ pub fn version(location: &str) -> Result<String> {
         let meta = crate::roots::open_local(location, &path)?
             .metadata()
             .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })?;
-        return tokq_core::load::file_version(&meta);
+        return Ok(tokq_core::load::file_version(&meta));
     }
     crate::roots::check_location(location)?;
     let store = new_store(&to_url(location)?)?;
