@@ -8,12 +8,15 @@
 //! Three choices make that hold on any number of partitions and executors:
 //! - Counters **saturate** at `cap`: a counter holds min(increments, cap) whatever the order of the
 //!   inserts, and [`CountingBloom::merge`] adds counters saturating at `cap`, so the merge of
-//!   per-partition filters is bit for bit the filter one pass over everything builds.
+//!   per-process filters is bit for bit the filter one pass over everything builds. The partitions
+//!   of one process insert into one [`SharedBloom`] of atomic counters, in any interleaving.
 //! - [`CountingBloom::count`] is the smallest of a hash's counters, each raised by every insert of
 //!   that hash, so it is at least min(inserts, cap).
 //! - The filter is **blocked**: a hash's counters lie in one 64-byte block, one cache line, so an
 //!   insert or a probe costs one cache miss instead of one per counter (Putze et al. 2007). The
 //!   price is a slightly higher false-positive rate at the same size.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::error::TokqError;
 use crate::shuffle::mix;
@@ -25,8 +28,8 @@ const HEADER: usize = 24;
 /// A block is one cache line of 64-bit words.
 const BLOCK_WORDS: usize = 8;
 const BLOCK_BITS: u32 = 512;
-/// How many hashes ahead [`CountingBloom::insert_all`] asks for a block: enough to cover a
-/// memory round trip at a few nanoseconds per insert.
+/// How many hashes ahead the batch calls ask for a block: enough to cover a memory round trip at
+/// a few nanoseconds per insert.
 const AHEAD: usize = 16;
 /// At most this many counters per hash: their positions come from one 64-bit hash.
 const MAX_HASHES: u32 = 8;
@@ -34,9 +37,10 @@ const MAX_HASHES: u32 = 8;
 /// over while it is written, and a corpus that needs it is better split first.
 pub const MAX_BYTES: u64 = 1 << 30;
 
-/// A counting Bloom filter; see the module documentation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountingBloom {
+/// The layout of a filter: every filter of the same items, rate and cap has the same one, and
+/// only filters of one layout merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
     /// Bits per counter: 2, 4 or 8, the fewest that hold `cap`.
     width: u32,
     /// Counters per hash.
@@ -44,7 +48,6 @@ pub struct CountingBloom {
     /// Where counters stop counting.
     cap: u32,
     blocks: u64,
-    words: Vec<u64>,
 }
 
 /// The counter width that holds `cap`.
@@ -56,10 +59,8 @@ fn width_for(cap: u32) -> u32 {
     }
 }
 
-impl CountingBloom {
-    /// A filter for `items` inserts whose counts at `cap` are wrong for about a share `fpr` of
-    /// the hashes inserted fewer times. `function` names the caller in errors.
-    pub fn new(function: &'static str, items: u64, fpr: f64, cap: i64) -> Result<Self, TokqError> {
+impl Shape {
+    fn new(function: &'static str, items: u64, fpr: f64, cap: i64) -> Result<Self, TokqError> {
         let error = |cause: String| TokqError::Argument { function, cause };
         if !(fpr > 0.0 && fpr < 1.0) {
             return Err(error(format!("the false-positive rate must be above 0 and below 1, got {fpr}")));
@@ -84,12 +85,15 @@ impl CountingBloom {
             )));
         }
         let hashes = ((per_item * std::f64::consts::LN_2).round() as u32).clamp(1, MAX_HASHES);
-        Ok(Self { width, hashes, cap, blocks, words: vec![0; blocks as usize * BLOCK_WORDS] })
+        Ok(Self { width, hashes, cap, blocks })
     }
 
-    /// The filter's size in bytes (its counters).
-    pub fn bytes(&self) -> usize {
-        self.words.len() * 8
+    fn words(&self) -> usize {
+        self.blocks as usize * BLOCK_WORDS
+    }
+
+    fn mask(&self) -> u64 {
+        (1 << self.width) - 1
     }
 
     /// The block of a hash's counters (mixed first, so that hashes that are not well spread, such
@@ -98,113 +102,155 @@ impl CountingBloom {
         ((u128::from(mix(hash)) * u128::from(self.blocks)) >> 64) as usize
     }
 
-    /// The word index and bit shift of each of `hash`'s counters.
-    fn counters(&self, hash: u64) -> impl Iterator<Item = (usize, u32)> {
+    /// The word index and bit shift of each of `hash`'s counters, in the first `hashes` slots.
+    fn counters(&self, hash: u64) -> [(usize, u32); MAX_HASHES as usize] {
         // The positions inside the block from a second mix.
         let block = self.block(hash);
         let positions = mix(mix(hash) ^ 0x9e37_79b9_7f4a_7c15);
         let bits = (BLOCK_BITS / self.width).trailing_zeros();
         let lanes = 64 / self.width;
-        let width = self.width;
-        (0..self.hashes).map(move |j| {
-            let pos = ((positions >> (j * bits)) & ((1 << bits) - 1)) as u32;
-            (block * BLOCK_WORDS + (pos / lanes) as usize, (pos % lanes) * width)
-        })
-    }
-
-    fn mask(&self) -> u64 {
-        (1 << self.width) - 1
-    }
-
-    /// Counts one more occurrence of `hash`.
-    pub fn insert(&mut self, hash: u64) {
-        let (mask, cap) = (self.mask(), u64::from(self.cap));
         let mut slots = [(0, 0); MAX_HASHES as usize];
-        self.counters(hash).zip(&mut slots).for_each(|(c, slot)| *slot = c);
-        for &(word, shift) in &slots[..self.hashes as usize] {
-            if (self.words[word] >> shift) & mask < cap {
-                self.words[word] += 1 << shift;
-            }
+        for (j, slot) in slots.iter_mut().enumerate().take(self.hashes as usize) {
+            let pos = ((positions >> (j as u32 * bits)) & ((1 << bits) - 1)) as u32;
+            *slot = (block * BLOCK_WORDS + (pos / lanes) as usize, (pos % lanes) * self.width);
         }
+        slots
+    }
+
+    /// `f` for each hash, with the block of the hash a few places ahead asked for first: a
+    /// filter larger than the caches costs a memory round trip per hash, and asking ahead overlaps
+    /// them (measured: about 3x on 48 MB).
+    fn each_ahead(&self, words: *const u64, hashes: &[u64], mut f: impl FnMut(u64)) {
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + AHEAD) {
+                prefetch(words.wrapping_add(self.block(ahead) * BLOCK_WORDS));
+            }
+            f(h);
+        }
+    }
+
+    fn header(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER + self.words() * 8);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&[self.width as u8, self.hashes as u8, self.cap as u8, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&self.blocks.to_le_bytes());
+        out
+    }
+}
+
+/// Asks the CPU to bring the cache line at `at` in; a hint, with no effect on results.
+fn prefetch(at: *const u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of x86_64, and a prefetch reads nothing, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+/// A filter being filled by the partitions of one process at once: the same layout and the same
+/// counts as [`CountingBloom`], in atomic words, so any interleaving of inserts gives the same bits.
+#[derive(Debug)]
+pub struct SharedBloom {
+    shape: Shape,
+    words: Vec<AtomicU64>,
+}
+
+impl SharedBloom {
+    /// A filter for `items` inserts whose counts at `cap` are wrong for about a share `fpr` of
+    /// the hashes inserted fewer times. `function` names the caller in errors.
+    pub fn new(function: &'static str, items: u64, fpr: f64, cap: i64) -> Result<Self, TokqError> {
+        let shape = Shape::new(function, items, fpr, cap)?;
+        Ok(Self { shape, words: (0..shape.words()).map(|_| AtomicU64::new(0)).collect() })
+    }
+
+    /// The filter's size in bytes (its counters).
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// Counts one more occurrence of each hash.
+    pub fn insert_all(&self, hashes: &[u64]) {
+        let (mask, cap) = (self.shape.mask(), u64::from(self.shape.cap));
+        self.shape.each_ahead(self.words.as_ptr().cast(), hashes, |h| {
+            for &(word, shift) in &self.shape.counters(h)[..self.shape.hashes as usize] {
+                // A counter below the cap goes up by one; the others stay: saturating, in any order.
+                let _ = self.words[word].fetch_update(Relaxed, Relaxed, |w| ((w >> shift) & mask < cap).then(|| w + (1 << shift)));
+            }
+        });
+    }
+
+    /// The counts so far. Inserts racing with it may or may not be in them; those that
+    /// finished before it are.
+    pub fn counts(&self) -> CountingBloom {
+        CountingBloom { shape: self.shape, words: self.words.iter().map(|w| w.load(Relaxed)).collect() }
+    }
+}
+
+/// A filter's counts, taken from a [`SharedBloom`] or read back ([`from_bytes`](Self::from_bytes)),
+/// to merge, to write and to look hashes up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountingBloom {
+    shape: Shape,
+    words: Vec<u64>,
+}
+
+impl CountingBloom {
+    /// The filter's size in bytes (its counters).
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
     }
 
     /// How many times `hash` was inserted, at least, up to the cap; more for a few hashes.
     pub fn count(&self, hash: u64) -> u32 {
-        let mask = self.mask();
-        self.counters(hash).map(|(word, shift)| ((self.words[word] >> shift) & mask) as u32).min().unwrap_or(0)
-    }
-
-    /// [`insert`](Self::insert)s every hash. A filter larger than the caches costs a memory
-    /// round trip per hash; asking for the blocks of the hashes a few places ahead overlaps them
-    /// (measured: about 3x on 48 MB).
-    pub fn insert_all(&mut self, hashes: &[u64]) {
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + AHEAD) {
-                self.prefetch(ahead);
-            }
-            self.insert(h);
-        }
+        let mask = self.shape.mask();
+        self.shape.counters(hash)[..self.shape.hashes as usize]
+            .iter()
+            .map(|&(word, shift)| ((self.words[word] >> shift) & mask) as u32)
+            .min()
+            .unwrap_or(0)
     }
 
     /// The [`count`](Self::count) of every hash, in order, with the blocks asked for ahead.
     pub fn count_all(&self, hashes: &[u64]) -> Vec<u32> {
         let mut counts = Vec::with_capacity(hashes.len());
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + AHEAD) {
-                self.prefetch(ahead);
-            }
-            counts.push(self.count(h));
-        }
+        self.shape.each_ahead(self.words.as_ptr(), hashes, |h| counts.push(self.count(h)));
         counts
-    }
-
-    /// Asks the CPU to bring `hash`'s block into the cache; a hint, with no effect on results.
-    fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let block = &self.words[self.block(hash) * BLOCK_WORDS];
-            // SAFETY: SSE is part of x86_64, and a prefetch of a valid address reads nothing.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(block).cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = hash;
     }
 
     /// Adds `other`'s counts to this filter's, saturating at the cap: the filter of both inputs.
     pub fn merge(&mut self, other: &Self) -> Result<(), String> {
-        if (self.width, self.hashes, self.cap, self.blocks) != (other.width, other.hashes, other.cap, other.blocks) {
+        let (a, b) = (self.shape, other.shape);
+        if a != b {
             return Err(format!(
                 "cannot merge a filter of {} blocks, {} hashes and cap {} into one of {} blocks, {} hashes and cap {}: \
                  every partition must build it with the same items, rate and cap",
-                other.blocks, other.hashes, other.cap, self.blocks, self.hashes, self.cap
+                b.blocks, b.hashes, b.cap, a.blocks, a.hashes, a.cap
             ));
         }
-        let (mask, cap, width) = (self.mask(), u64::from(self.cap), self.width);
-        for (a, &b) in self.words.iter_mut().zip(&other.words) {
-            if b == 0 {
+        let (mask, cap, width) = (a.mask(), u64::from(a.cap), a.width);
+        for (x, &y) in self.words.iter_mut().zip(&other.words) {
+            if y == 0 {
                 continue;
             }
-            if *a == 0 {
-                *a = b;
+            if *x == 0 {
+                *x = y;
                 continue;
             }
             let mut sum = 0;
             for shift in (0..64).step_by(width as usize) {
-                let lane = (((*a >> shift) & mask) + ((b >> shift) & mask)).min(cap);
-                sum |= lane << shift;
+                sum |= (((*x >> shift) & mask) + ((y >> shift) & mask)).min(cap) << shift;
             }
-            *a = sum;
+            *x = sum;
         }
         Ok(())
     }
 
     /// The filter as bytes: a header, then the counters (little-endian words).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER + self.bytes());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&[self.width as u8, self.hashes as u8, self.cap as u8, 0, 0, 0, 0, 0]);
-        out.extend_from_slice(&self.blocks.to_le_bytes());
+        let mut out = self.shape.header();
         for w in &self.words {
             out.extend_from_slice(&w.to_le_bytes());
         }
@@ -227,7 +273,7 @@ impl CountingBloom {
             return Err(format!("a truncated tokq Bloom filter: {blocks} blocks need {} bytes, it has {}", blocks.saturating_mul(64), body.len()));
         }
         let words = body.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect();
-        Ok(Self { width, hashes, cap, blocks, words })
+        Ok(Self { shape: Shape { width, hashes, cap, blocks }, words })
     }
 }
 
@@ -235,8 +281,15 @@ impl CountingBloom {
 mod tests {
     use super::*;
 
-    fn filter(items: u64, fpr: f64, cap: i64) -> CountingBloom {
-        CountingBloom::new("t", items, fpr, cap).unwrap()
+    fn shared(items: u64, fpr: f64, cap: i64) -> SharedBloom {
+        SharedBloom::new("t", items, fpr, cap).unwrap()
+    }
+
+    /// A filter of `hashes`, as a partition fills it and the file gives it back.
+    fn fill(items: u64, fpr: f64, cap: i64, hashes: &[u64]) -> CountingBloom {
+        let f = shared(items, fpr, cap);
+        f.insert_all(hashes);
+        CountingBloom::from_bytes(&f.counts().to_bytes()).unwrap()
     }
 
     /// Distinct, well-spread hashes, as xxhash64 gives.
@@ -246,14 +299,10 @@ mod tests {
 
     #[test]
     fn counts_reach_the_cap_for_every_hash_inserted_that_often() {
+        let hs = hashes(10_000, 1);
+        let inserted: Vec<u64> = hs.iter().enumerate().flat_map(|(i, &h)| std::iter::repeat_n(h, i % 4)).collect();
         for cap in [1, 2, 3, 5, 200] {
-            let mut f = filter(30_000, 0.01, cap);
-            let hs = hashes(10_000, 1);
-            for (i, &h) in hs.iter().enumerate() {
-                for _ in 0..(i % 4) {
-                    f.insert(h);
-                }
-            }
+            let f = fill(30_000, 0.01, cap, &inserted);
             for (i, &h) in hs.iter().enumerate() {
                 assert!(f.count(h) >= (i as u32 % 4).min(cap as u32), "cap {cap}, hash {i}");
                 assert!(f.count(h) <= cap as u32);
@@ -262,27 +311,34 @@ mod tests {
     }
 
     #[test]
-    fn merged_partitions_equal_one_pass_in_any_order() {
+    fn partitions_merged_or_sharing_one_filter_equal_one_pass_in_any_order() {
         let hs: Vec<u64> = hashes(5_000, 2).into_iter().flat_map(|h| [h, h, h ^ 1]).collect();
-        let mut whole = filter(15_000, 0.02, 2);
-        whole.insert_all(&hs);
-        let mut parts = [filter(15_000, 0.02, 2), filter(15_000, 0.02, 2), filter(15_000, 0.02, 2)];
+        let whole = fill(15_000, 0.02, 2, &hs);
+        // Three processes' filters, merged in another order.
+        let mut parts: [Vec<u64>; 3] = Default::default();
         for (i, &h) in hs.iter().rev().enumerate() {
-            parts[(h as usize ^ i) % 3].insert(h);
+            parts[(h as usize ^ i) % 3].push(h);
         }
-        let [a, b, c] = parts;
+        let [a, b, c] = parts.map(|p| fill(15_000, 0.02, 2, &p));
         let mut merged = c.clone();
         merged.merge(&a).unwrap();
         merged.merge(&b).unwrap();
         assert_eq!(merged, whole);
+        // Three threads inserting into one filter at once.
+        let one = shared(15_000, 0.02, 2);
+        std::thread::scope(|s| {
+            for chunk in hs.chunks(hs.len() / 3 + 1) {
+                s.spawn(|| chunk.chunks(7).for_each(|c| one.insert_all(c)));
+            }
+        });
+        assert_eq!(one.counts(), whole);
     }
 
     #[test]
     fn hashes_inserted_once_pass_at_about_the_chosen_rate() {
         for fpr in [0.01, 0.1] {
-            let mut f = filter(200_000, fpr, 2);
             let hs = hashes(200_000, 3);
-            hs.iter().for_each(|&h| f.insert(h));
+            let f = fill(200_000, fpr, 2, &hs);
             let counts = f.count_all(&hs);
             assert!(counts.iter().zip(&hs).all(|(&c, &h)| c == f.count(h)));
             let wrong = counts.iter().filter(|&&c| c >= 2).count() as f64 / hs.len() as f64;
@@ -294,18 +350,18 @@ mod tests {
     #[test]
     fn sizes_follow_the_items_and_the_rate() {
         // -ln(0.01) / ln(2)^2 = 9.59 counters of 2 bits per item.
-        let f = filter(1_000_000, 0.01, 2);
-        assert_eq!(f.hashes, 7);
+        let f = shared(1_000_000, 0.01, 2);
+        assert_eq!(f.shape.hashes, 7);
         assert!((2_390_000..2_410_000).contains(&f.bytes()), "{}", f.bytes());
-        assert_eq!(filter(1_000_000, 0.01, 9).bytes(), 2 * f.bytes());
-        assert_eq!(filter(0, 0.5, 1).bytes(), 64);
+        assert_eq!(shared(1_000_000, 0.01, 9).bytes(), 2 * f.bytes());
+        assert_eq!(shared(0, 0.5, 1).bytes(), 64);
     }
 
     #[test]
     fn bytes_round_trip_and_damage_is_named() {
-        let mut f = filter(1_000, 0.05, 3);
-        hashes(500, 4).iter().for_each(|&h| f.insert(h));
+        let f = fill(1_000, 0.05, 3, &hashes(500, 4));
         let bytes = f.to_bytes();
+        assert_eq!(bytes.len(), HEADER + f.bytes());
         assert_eq!(CountingBloom::from_bytes(&bytes).unwrap(), f);
         assert!(CountingBloom::from_bytes(&bytes[..bytes.len() - 8]).unwrap_err().contains("truncated"));
         assert!(CountingBloom::from_bytes(&bytes[..10]).unwrap_err().contains("too few"));
@@ -317,7 +373,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_say_what_to_change() {
-        let e = |items, fpr, cap| CountingBloom::new("bloom_counts", items, fpr, cap).unwrap_err().to_string();
+        let e = |items, fpr, cap| SharedBloom::new("bloom_counts", items, fpr, cap).unwrap_err().to_string();
         assert!(e(10, 0.0, 2).contains("above 0 and below 1, got 0"));
         assert!(e(10, 1.0, 2).contains("below 1"));
         assert!(e(10, f64::NAN, 2).contains("got NaN"));
@@ -325,7 +381,7 @@ mod tests {
         assert!(e(10, 0.01, 256).contains("got 256"));
         let big = e(2_000_000_000, 0.001, 2);
         assert!(big.starts_with("bloom_counts: 2000000000 items") && big.contains("raise the rate"), "{big}");
-        let mut a = filter(10, 0.1, 2);
-        assert!(a.merge(&filter(10_000, 0.1, 2)).unwrap_err().contains("same items, rate and cap"));
+        let mut a = fill(10, 0.1, 2, &[]);
+        assert!(a.merge(&fill(10_000, 0.1, 2, &[])).unwrap_err().contains("same items, rate and cap"));
     }
 }
