@@ -397,15 +397,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if markdown {
                 out(tokq_engine::functions::reference_markdown(&ctx).await?)?;
             } else {
-                let mut names: Vec<(String, String)> = tokq_udfs::scalar_udfs()
-                    .iter()
-                    .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone())))
-                    .collect();
-                names.extend(
-                    tokq_udfs::aggregate_udfs()
-                        .iter()
-                        .filter_map(|f| Some((f.documentation()?.syntax_example.clone(), f.documentation()?.description.clone()))),
-                );
+                let (scalars, aggregates) = (tokq_udfs::scalar_udfs(), tokq_udfs::aggregate_udfs());
+                let docs = scalars.iter().filter_map(|f| f.documentation()).chain(aggregates.iter().filter_map(|f| f.documentation()));
+                let mut names: Vec<(String, String)> = docs.map(|d| (d.syntax_example.clone(), d.description.clone())).collect();
                 names.extend(tokq_engine::functions::table_functions().into_iter().map(|t| (t.doc.syntax_example, t.doc.description)));
                 names.sort();
                 for (syntax, description) in names {

@@ -155,6 +155,17 @@ pub fn example_sql(d: &Documentation) -> Option<String> {
     Some(body.trim().to_string())
 }
 
+/// A documentation example's result, run on `ctx`. An example over a file the reader must bring
+/// (a model) says so first, and is shown unrun.
+async fn example_result(ctx: &SessionContext, d: &Documentation) -> Result<Option<String>> {
+    match example_sql(d) {
+        Some(sql) if !sql.starts_with(tokq_udfs::kit::NEEDS_FILE) => {
+            Ok(Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string()))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The function reference in Markdown. Each scalar function's example runs on `ctx` (which must
 /// have tokq's functions) and its result is shown, so the reference cannot show a stale result.
 pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
@@ -172,23 +183,12 @@ pub async fn reference_markdown(ctx: &SessionContext) -> Result<String> {
     out.push('\n');
     for f in &scalars {
         let Some(d) = f.documentation() else { continue };
-        // An example over a file the reader must bring (a model) says so first, and is shown unrun.
-        let result = match example_sql(d) {
-            Some(sql) if !sql.starts_with(tokq_udfs::kit::NEEDS_FILE) => {
-                Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string())
-            }
-            _ => None,
-        };
-        section(&mut out, f.name(), d, result);
+        section(&mut out, f.name(), d, example_result(ctx, d).await?);
     }
     out.push_str("## Aggregate functions\n\n");
     for f in tokq_udfs::aggregate_udfs() {
         let Some(d) = f.documentation() else { continue };
-        let result = match example_sql(d) {
-            Some(sql) => Some(pretty_format_batches(&readable(ctx.sql(&sql).await?.collect().await?)?)?.to_string()),
-            None => None,
-        };
-        section(&mut out, f.name(), d, result);
+        section(&mut out, f.name(), d, example_result(ctx, d).await?);
     }
     out.push_str("## Table functions\n\n");
     for t in table_functions() {

@@ -15,7 +15,7 @@ use tokq_core::dedup::bloom::CountingBloom;
 use tokq_core::{load, TokqError};
 
 use super::{hashes, BUILD, PROBE};
-use crate::args::{for_each_bytes, Consts, OrDf};
+use crate::args::{for_each_bytes, literal_str, Consts, OrDf};
 use crate::kit::{arities, doc, Body, Udf};
 
 /// The filters this process read, by path, with the version they were read at: one per path,
@@ -92,16 +92,17 @@ impl Body for BloomCount {
     /// Pins the file's version as a third argument, once, when the file is there; a statement
     /// planned before the file exists (`tokq explain`) keeps two.
     fn simplify(&self, args: Vec<Expr>) -> Result<ExprSimplifyResult> {
-        let [_, Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)) | ScalarValue::LargeUtf8(Some(p)), _)] = &args[..] else {
+        let Some(p) = (args.len() == 2).then(|| literal_str(PROBE, "filter", &args[1]).ok()).flatten() else {
             return Ok(ExprSimplifyResult::Original(args));
         };
         // A relative path means this process's folder, on a cluster's executors too.
-        let path = match std::path::Path::new(p) {
-            relative if !p.contains("://") && relative.is_relative() => match std::path::absolute(relative) {
+        let path = if !p.contains("://") && std::path::Path::new(&p).is_relative() {
+            match std::path::absolute(&p) {
                 Ok(abs) => abs.display().to_string(),
                 Err(_) => return Ok(ExprSimplifyResult::Original(args)),
-            },
-            _ => p.clone(),
+            }
+        } else {
+            p
         };
         let Ok(version) = load::version(&path) else { return Ok(ExprSimplifyResult::Original(args)) };
         let pinned = vec![args[0].clone(), Expr::Literal(ScalarValue::Utf8(Some(path)), None), Expr::Literal(ScalarValue::Utf8(Some(version)), None)];
