@@ -6,8 +6,19 @@ activation is of order one (a fresh model's 0.02-scale weights would give logits
 any encoder matches), with tokenizers trained on the fly on the Wikipedia sample:
 - BERT (`BertForSequenceClassification`, WordPiece, lower-casing normalizer), three labels;
 - XLM-RoBERTa (`XLMRobertaForSequenceClassification`, byte-level BPE, positions after the padding
-  id), one label (a regression, as FineWeb-Edu's classifier).
-Both truncate at 128 tokens, so most documents are cut. And two Model2Vec static models
+  id), one label (a regression, as FineWeb-Edu's classifier);
+- ModernBERT (`ModernBertForSequenceClassification`, byte-level BPE with `[CLS] $A [SEP]` as the
+  hub's ModernBERT tokenizer, rotary positions, every third layer global and the others within a
+  sliding window of 16 tokens either side, so windows bite at 128 tokens), two labels, mean pooling,
+  and its biases on (norms, attention, feed-forward, head) so that every weight counts.
+- DeBERTa-v3 (`DebertaV2ForSequenceClassification`, a SentencePiece-style Unigram tokenizer with
+  `[CLS] $A [SEP]`): relative attention with both terms and shared keys, 32 log buckets over 128
+  positions (so distances past 16 fold), normed relative embeddings, no absolute positions, three
+  labels;
+- DeBERTa-v2 in its other settings: separate position projections, content-to-position only (the
+  old `"c2p"` string form), no buckets (distances clamp at 48), absolute positions and token
+  types, narrower word embeddings projected up, and the convolution after the first layer; one label.
+All truncate at 128 tokens, so most documents are cut. And two Model2Vec static models
 (`model2vec.StaticModel`, random embeddings) against the package's own `encode`:
 - over the BERT folder's WordPiece tokenizer, normalized, with per-token weights, cut at the
   default 512 tokens (unknown tokens, frequent in the UDHR's scripts, are dropped), and a
@@ -56,7 +67,7 @@ def randomize(model):
     """Weights of order one: unit-variance embeddings, fan-in-scaled matrices, layer norms near 1."""
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "LayerNorm.weight" in name:
+            if "LayerNorm.weight" in name or "norm.weight" in name:
                 p.normal_(1.0, 0.2)
             elif p.dim() == 1:
                 p.normal_(0.0, 0.2)
@@ -95,6 +106,51 @@ def xlm_roberta(folder, texts):
     config = transformers.XLMRobertaConfig(vocab_size=tok.get_vocab_size(), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                            intermediate_size=128, max_position_embeddings=MAX_LENGTH + 2, pad_token_id=1, num_labels=1)
     return save(folder, transformers.XLMRobertaForSequenceClassification(config), fast)
+
+
+def modernbert(folder, texts):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=3000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                                sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH,
+                                                model_input_names=["input_ids", "attention_mask"])
+    config = transformers.ModernBertConfig(vocab_size=tok.get_vocab_size(), hidden_size=64, num_hidden_layers=4, num_attention_heads=4,
+                                           intermediate_size=96, max_position_embeddings=MAX_LENGTH, local_attention=32,
+                                           global_attn_every_n_layers=3, pad_token_id=tok.token_to_id("[PAD]"),
+                                           cls_token_id=cls, sep_token_id=sep, bos_token_id=cls, eos_token_id=sep,
+                                           classifier_pooling="mean", norm_bias=True, attention_bias=True, mlp_bias=True,
+                                           classifier_bias=True, num_labels=2, id2label={0: "no", 1: "yes"}, label2id={"no": 0, "yes": 1})
+    return save(folder, transformers.ModernBertForSequenceClassification(config), fast)
+
+
+def deberta(folder, texts, v3=True):
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    specials = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"]
+    tok.train_from_iterator(texts, trainers.UnigramTrainer(vocab_size=3000, special_tokens=specials, unk_token="[UNK]"))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                                sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH)
+    common = dict(vocab_size=tok.get_vocab_size(), hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                  max_position_embeddings=MAX_LENGTH, relative_attention=True)
+    if v3:
+        config = transformers.DebertaV2Config(**common, position_buckets=32, max_relative_positions=MAX_LENGTH, norm_rel_ebd="layer_norm",
+                                              share_att_key=True, pos_att_type=["p2c", "c2p"], position_biased_input=False,
+                                              type_vocab_size=0, num_labels=3)
+    else:
+        config = transformers.DebertaV2Config(**common, max_relative_positions=48, share_att_key=False, pos_att_type="c2p",
+                                              position_biased_input=True, type_vocab_size=2, embedding_size=48,
+                                              conv_kernel_size=3, conv_act="gelu", hidden_act="gelu_new", num_labels=1)
+    return save(folder, transformers.DebertaV2ForSequenceClassification(config), fast)
 
 
 def save(folder, model, tokenizer):
@@ -251,6 +307,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tokq", required=True)
     ap.add_argument("--shared", required=True)
+    ap.add_argument("--only", help="comma-separated model names to run (bert, xlm-roberta, modernbert, deberta-v3, deberta-v2, "
+                                   "model2vec-wordpiece, model2vec-bpe-quantized); default all")
     ap.add_argument("--keep", help="a folder to copy the models into, for later checks (the one-logit model is FineWeb-Edu's shape)")
     args = ap.parse_args()
     torch.manual_seed(0)
@@ -263,12 +321,19 @@ def main():
         with open(docs_path, "w", encoding="utf-8") as f:
             for d in docs:
                 f.write(json.dumps(d, ensure_ascii=False) + "\n")
-        for name, build in [("bert", bert), ("xlm-roberta", xlm_roberta)]:
+        builders = [("bert", bert), ("xlm-roberta", xlm_roberta), ("modernbert", modernbert), ("deberta-v3", deberta),
+                    ("deberta-v2", lambda folder, texts: deberta(folder, texts, v3=False))]
+        wanted = set(args.only.split(",")) if args.only else None
+        for name, build in builders:
+            if wanted is not None and name not in wanted:
+                continue
             folder = build(os.path.join(tmp, name), texts)
             ok &= compare(name, folder, args.tokq, tmp, docs_path, docs)
             if args.keep:
                 shutil.copytree(folder, os.path.join(args.keep, name), dirs_exist_ok=True)
         for name, source, quantized in [("model2vec-wordpiece", "bert", False), ("model2vec-bpe-quantized", "xlm-roberta", True)]:
+            if wanted is not None and (name not in wanted or source not in wanted):
+                continue
             folder = static(os.path.join(tmp, name), os.path.join(tmp, source), quantized)
             ok &= static_compare(name, folder, args.tokq, tmp, docs_path, docs)
     print("model parity:", "all within tolerance" if ok else "FAILED")

@@ -111,7 +111,7 @@ fn embed(name: &'static str, c: &Consts) -> Result<Run<Vec<f32>>, TokqError> {
 
 const MODEL: &str = "A constant path of a Hugging Face model folder as the hub stores it: config.json, model.safetensors, \
                      tokenizer.json and tokenizer_config.json (hf download ORG/NAME --local-dir DIR; tokq downloads nothing). \
-                     BERT, RoBERTa and XLM-RoBERTa encoders, and Model2Vec static models. Each process loads it once. \
+                     BERT, RoBERTa, XLM-RoBERTa, DeBERTa-v2/v3 and ModernBERT encoders, and Model2Vec static models. Each process loads it once. \
                      DIR#sha256=HEX pins model.safetensors to that hash (the run's stats list it).";
 
 /// An example over `sql`, marked as needing a model folder.

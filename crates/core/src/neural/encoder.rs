@@ -6,11 +6,12 @@
 //! states do not depend on which documents share its batch.
 
 use super::config::{Config, Family};
-use super::ops::{gemm, softmax_rows, LayerNorm, Linear};
+use super::attention::{attend, Scratch};
+use super::ops::{Activation, LayerNorm, Linear};
 use super::weights::Weights;
 
-/// One transformer layer.
-struct Layer {
+/// One post-norm transformer layer (BERT's, and DeBERTa's around its own attention scores).
+pub(super) struct Layer {
     qkv: Linear,
     attention_out: Linear,
     attention_norm: LayerNorm,
@@ -29,14 +30,39 @@ pub(crate) struct Encoder {
     layers: Vec<Layer>,
 }
 
-/// Buffers reused across a document's layers.
-#[derive(Default)]
-struct Scratch {
-    qkv: Vec<f32>,
-    context: Vec<f32>,
-    scores: Vec<f32>,
-    projected: Vec<f32>,
-    inner: Vec<f32>,
+impl Layer {
+    /// The layer under `p` (`encoder.layer.3.`), its query, key and value projections named
+    /// `qkv` under `attention.self.`.
+    pub(super) fn load(w: &Weights, c: &Config, p: &str, qkv: [&str; 3]) -> Result<Self, String> {
+        let (h, eps) = (c.hidden, c.eps);
+        let [q, k, v] = qkv.map(|n| Linear::load(w, &format!("{p}attention.self.{n}"), h, h));
+        Ok(Self {
+            qkv: Linear::stack(vec![q?, k?, v?]),
+            attention_out: Linear::load(w, &format!("{p}attention.output.dense"), h, h)?,
+            attention_norm: LayerNorm::load(w, &format!("{p}attention.output.LayerNorm"), h, eps)?,
+            up: Linear::load(w, &format!("{p}intermediate.dense"), h, c.intermediate)?,
+            down: Linear::load(w, &format!("{p}output.dense"), c.intermediate, h)?,
+            output_norm: LayerNorm::load(w, &format!("{p}output.LayerNorm"), h, eps)?,
+        })
+    }
+
+    /// The queries, keys and values of `x` (`t` rows) into `s.qkv`.
+    pub(super) fn project(&self, x: &[f32], t: usize, s: &mut Scratch) {
+        self.qkv.apply(x, t, &mut s.qkv);
+    }
+
+    /// The rest of the layer, once the attention's context is in `s.context`: its projection, a
+    /// residual sum and norm, the feed-forward, a residual sum and norm.
+    pub(super) fn finish(&self, activation: Activation, x: &mut [f32], t: usize, s: &mut Scratch) {
+        self.attention_out.apply(&s.context, t, &mut s.projected);
+        residual(x, &s.projected);
+        self.attention_norm.apply(x);
+        self.up.apply(x, t, &mut s.inner);
+        activation.apply(&mut s.inner);
+        self.down.apply(&s.inner, t, &mut s.projected);
+        residual(x, &s.projected);
+        self.output_norm.apply(x);
+    }
 }
 
 impl Encoder {
@@ -45,24 +71,8 @@ impl Encoder {
         let c = config;
         let (h, eps) = (c.hidden, c.eps);
         let e = |name: &str| format!("{prefix}embeddings.{name}");
-        let layer = |i: usize| -> Result<Layer, String> {
-            let p = format!("{prefix}encoder.layer.{i}.");
-            let qkv = ["query", "key", "value"]
-                .map(|n| Linear::load(w, &format!("{p}attention.self.{n}"), h, h));
-            let [q, k, v] = qkv;
-            Ok(Layer {
-                qkv: Linear::stack(vec![q?, k?, v?]),
-                attention_out: Linear::load(w, &format!("{p}attention.output.dense"), h, h)?,
-                attention_norm: LayerNorm::load(
-                    w,
-                    &format!("{p}attention.output.LayerNorm"),
-                    h,
-                    eps,
-                )?,
-                up: Linear::load(w, &format!("{p}intermediate.dense"), h, c.intermediate)?,
-                down: Linear::load(w, &format!("{p}output.dense"), c.intermediate, h)?,
-                output_norm: LayerNorm::load(w, &format!("{p}output.LayerNorm"), h, eps)?,
-            })
+        let layer = |i: usize| {
+            Layer::load(w, c, &format!("{prefix}encoder.layer.{i}."), ["query", "key", "value"])
         };
         Ok(Self {
             words: w.take(&e("word_embeddings.weight"), &[c.vocab, h])?,
@@ -79,7 +89,7 @@ impl Encoder {
     fn position_ids(&self, ids: &[u32]) -> Vec<usize> {
         let pad = self.config.pad_id;
         match self.config.family {
-            Family::Bert => (0..ids.len()).collect(),
+            Family::Bert | Family::ModernBert | Family::Deberta => (0..ids.len()).collect(),
             Family::Roberta => {
                 let mut seen = 0;
                 ids.iter()
@@ -119,68 +129,20 @@ impl Encoder {
     }
 
     fn layer(&self, l: &Layer, x: &mut [f32], t: usize, s: &mut Scratch) {
-        let (h, heads) = (self.config.hidden, self.config.heads);
-        let d = h / heads;
-        l.qkv.apply(x, t, &mut s.qkv);
-        s.context.clear();
-        s.context.resize(t * h, 0.0);
-        s.scores.resize(t * t, 0.0);
-        let scale = 1.0 / (d as f32).sqrt();
-        let stride = l.qkv.outputs();
-        for head in 0..heads {
-            let (q, k, v) = (
-                &s.qkv[head * d..],
-                &s.qkv[h + head * d..],
-                &s.qkv[2 * h + head * d..],
-            );
-            // scores = q·kᵀ / √d, each row a query's weights over the keys.
-            gemm(
-                t,
-                d,
-                t,
-                scale,
-                q,
-                (stride, 1),
-                k,
-                (1, stride),
-                0.0,
-                &mut s.scores,
-                t,
-            );
-            softmax_rows(&mut s.scores, t);
-            gemm(
-                t,
-                t,
-                d,
-                1.0,
-                &s.scores,
-                (t, 1),
-                v,
-                (stride, 1),
-                0.0,
-                &mut s.context[head * d..],
-                h,
-            );
-        }
-        l.attention_out.apply(&s.context, t, &mut s.projected);
-        residual(x, &s.projected);
-        l.attention_norm.apply(x);
-        l.up.apply(x, t, &mut s.inner);
-        self.config.activation.apply(&mut s.inner);
-        l.down.apply(&s.inner, t, &mut s.projected);
-        residual(x, &s.projected);
-        l.output_norm.apply(x);
+        l.project(x, t, s);
+        attend(s, t, self.config.heads, None, None);
+        l.finish(self.config.activation, x, t, s);
     }
 }
 
 /// Row `i` of a `width`-wide table, or an error naming what indexed it.
-fn row<'a>(table: &'a [f32], width: usize, i: usize, what: &str) -> Result<&'a [f32], String> {
+pub(super) fn row<'a>(table: &'a [f32], width: usize, i: usize, what: &str) -> Result<&'a [f32], String> {
     table
         .get(i * width..(i + 1) * width)
         .ok_or_else(|| format!("{what} {i} is outside the model's table"))
 }
 
 /// `x += y`, element by element.
-fn residual(x: &mut [f32], y: &[f32]) {
+pub(super) fn residual(x: &mut [f32], y: &[f32]) {
     x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
 }

@@ -4,15 +4,19 @@
 //! `AutoModelForSequenceClassification` and `AutoModel`: the tokenizer's special tokens,
 //! truncation to the model's maximum length, the encoder, its pooling and head.
 //!
-//! Architectures: BERT (FineWeb-Edu's classifier), RoBERTa and XLM-RoBERTa ([`transformer`]),
+//! Architectures: BERT (FineWeb-Edu's classifier), RoBERTa and XLM-RoBERTa ([`encoder`]),
+//! DeBERTa-v2 and v3 ([`deberta`]), ModernBERT ([`modernbert`]), all behind [`transformer`],
 //! and Model2Vec static embeddings ([`static_model`]), with the classification head the `model2vec`
 //! package saves. Each document is one sequence with no padding, so its outputs never depend on
 //! other documents; a loaded model is shared by every thread of a process ([`cached`]), each thread
 //! computing on its own.
 
+mod attention;
 mod config;
+mod deberta;
 mod encoder;
 mod input;
+mod modernbert;
 mod ops;
 mod static_model;
 mod transformer;

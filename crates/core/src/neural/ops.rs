@@ -71,6 +71,18 @@ impl Linear {
         inputs: usize,
         outputs: usize,
     ) -> Result<Self, String> {
+        Self::load_with(w, name, inputs, outputs, true)
+    }
+
+    /// As [`Linear::load`], with a bias only where `bias` says the model has one (ModernBERT's
+    /// `attention_bias`, `mlp_bias`, `classifier_bias`); zeros otherwise.
+    pub(crate) fn load_with(
+        w: &Weights,
+        name: &str,
+        inputs: usize,
+        outputs: usize,
+        bias: bool,
+    ) -> Result<Self, String> {
         let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
         let mut w_t = vec![0.0; weight.len()];
         for (o, row) in weight.chunks_exact(inputs.max(1)).enumerate() {
@@ -78,9 +90,14 @@ impl Linear {
                 w_t[i * outputs + o] = v;
             }
         }
+        let b = if bias {
+            w.take(&format!("{name}.bias"), &[outputs])?
+        } else {
+            vec![0.0; outputs]
+        };
         Ok(Self {
             w_t,
-            b: w.take(&format!("{name}.bias"), &[outputs])?,
+            b,
             inputs,
             outputs,
         })
@@ -103,11 +120,6 @@ impl Linear {
             inputs,
             outputs,
         }
-    }
-
-    /// The layer's output width.
-    pub(crate) fn outputs(&self) -> usize {
-        self.outputs
     }
 
     /// `rows` inputs of `x` (row-major, `rows x inputs`) through the layer, into `y`.
@@ -142,9 +154,25 @@ pub(crate) struct LayerNorm {
 impl LayerNorm {
     /// `{name}.weight` and `{name}.bias` of width `dim`.
     pub(crate) fn load(w: &Weights, name: &str, dim: usize, eps: f32) -> Result<Self, String> {
+        Self::load_with(w, name, dim, eps, true)
+    }
+
+    /// As [`LayerNorm::load`], with a bias only where `bias` says so (ModernBERT's `norm_bias`).
+    pub(crate) fn load_with(
+        w: &Weights,
+        name: &str,
+        dim: usize,
+        eps: f32,
+        bias: bool,
+    ) -> Result<Self, String> {
+        let b = if bias {
+            w.take(&format!("{name}.bias"), &[dim])?
+        } else {
+            vec![0.0; dim]
+        };
         Ok(Self {
             w: w.take(&format!("{name}.weight"), &[dim])?,
-            b: w.take(&format!("{name}.bias"), &[dim])?,
+            b,
             eps,
         })
     }
@@ -173,17 +201,20 @@ pub(crate) enum Activation {
     GeluTanh,
     /// `relu`.
     Relu,
+    /// `tanh` (DeBERTa's convolution and some poolers).
+    Tanh,
 }
 
 impl Activation {
-    /// The activation `config.json` names.
-    pub(crate) fn named(name: &str) -> Result<Self, String> {
+    /// The activation `config.json` names under `key`.
+    pub(crate) fn named(key: &str, name: &str) -> Result<Self, String> {
         match name {
             "gelu" => Ok(Self::Gelu),
             "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Ok(Self::GeluTanh),
             "relu" => Ok(Self::Relu),
+            "tanh" => Ok(Self::Tanh),
             other => Err(format!(
-                "hidden_act '{other}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)"
+                "{key} '{other}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu, tanh)"
             )),
         }
     }
@@ -201,6 +232,7 @@ impl Activation {
                 })
             }
             Self::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
+            Self::Tanh => x.iter_mut().for_each(|v| *v = v.tanh()),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! A `transformers` encoder folder (BERT, RoBERTa, XLM-RoBERTa): the model's tokenizer and
-//! truncation, the encoder, BERT's pooler and the sequence-classification head, as
+//! A `transformers` encoder folder (BERT, RoBERTa, XLM-RoBERTa, ModernBERT): the model's tokenizer
+//! and truncation, the encoder, BERT's pooler and the sequence-classification head, as
 //! `AutoModelForSequenceClassification` and `AutoModel` compute them in fp32. Each document is
 //! one sequence with no padding, so its outputs never depend on other documents.
 
@@ -7,9 +7,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::config::{Config, Family, Problem};
+use super::deberta::DebertaEncoder;
 use super::encoder::Encoder;
 use super::input::Input;
-use super::ops::Linear;
+use super::modernbert::ModernEncoder;
+use super::ops::{Activation, LayerNorm, Linear};
 use super::weights::Weights;
 use super::{Fault, Pooling};
 
@@ -19,13 +21,35 @@ enum Head {
     Bert { classifier: Linear },
     /// RoBERTa: `classifier.dense`, tanh, `classifier.out_proj`.
     Roberta { dense: Linear, out: Linear },
+    /// DeBERTa-v2: `pooler.dense` over the first token, the pooler's activation, `classifier`.
+    Deberta {
+        dense: Linear,
+        activation: Activation,
+        classifier: Linear,
+    },
+    /// ModernBERT, over the first token or the mean of all (`classifier_pooling`):
+    /// `head.dense`, the classifier activation, `head.norm`, then `classifier`.
+    Modern {
+        mean: bool,
+        dense: Linear,
+        activation: Activation,
+        norm: LayerNorm,
+        classifier: Linear,
+    },
+}
+
+/// The encoder of a family.
+enum Body {
+    Bert(Encoder),
+    Deberta(DebertaEncoder),
+    Modern(ModernEncoder),
 }
 
 /// A loaded encoder folder.
 pub(crate) struct Transformer {
     config: Config,
     input: Input,
-    encoder: Encoder,
+    body: Body,
     pooler: Option<Linear>,
     head: Option<Head>,
 }
@@ -45,18 +69,23 @@ impl Transformer {
     fn build(w: &Weights, config: Config, input: Input) -> Result<Self, String> {
         let h = config.hidden;
         let n = config.labels.len();
-        // A task model keeps the encoder under `bert.`/`roberta.`; a bare one at the top.
-        let prefix = if w.has(&format!(
-            "{}.embeddings.word_embeddings.weight",
-            config.prefix
-        )) {
+        // A task model keeps the encoder under `bert.`/`roberta.`/`model.`; a bare one at the top.
+        let words = match &config.modern {
+            Some(_) => "embeddings.tok_embeddings.weight",
+            None => "embeddings.word_embeddings.weight",
+        };
+        let prefix = if w.has(&format!("{}.{words}", config.prefix)) {
             format!("{}.", config.prefix)
         } else {
             String::new()
         };
-        let encoder = Encoder::load(w, &config, &prefix)?;
-        let pooler = w
-            .has(&format!("{prefix}pooler.dense.weight"))
+        let body = match (&config.modern, &config.deberta) {
+            (Some(m), _) => Body::Modern(ModernEncoder::load(w, &config, m, &prefix)?),
+            (_, Some(d)) => Body::Deberta(DebertaEncoder::load(w, &config, d, &prefix)?),
+            _ => Body::Bert(Encoder::load(w, &config, &prefix)?),
+        };
+        // DeBERTa's `pooler.dense` belongs to its classification head.
+        let pooler = (config.deberta.is_none() && w.has(&format!("{prefix}pooler.dense.weight")))
             .then(|| Linear::load(w, &format!("{prefix}pooler.dense"), h, h))
             .transpose()?;
         let head = match config.family {
@@ -67,6 +96,24 @@ impl Transformer {
                 dense: Linear::load(w, "classifier.dense", h, h)?,
                 out: Linear::load(w, "classifier.out_proj", h, n)?,
             }),
+            Family::Deberta if w.has("classifier.weight") => {
+                let d = config.deberta.as_ref().ok_or("DeBERTa without its settings")?;
+                Some(Head::Deberta {
+                    dense: Linear::load(w, "pooler.dense", h, h)?,
+                    activation: d.pooler_activation,
+                    classifier: Linear::load(w, "classifier", h, n)?,
+                })
+            }
+            Family::ModernBert if w.has("classifier.weight") => {
+                let m = config.modern.as_ref().ok_or("ModernBERT without its settings")?;
+                Some(Head::Modern {
+                    mean: m.mean_pooling,
+                    dense: Linear::load_with(w, "head.dense", h, h, m.classifier_bias)?,
+                    activation: m.classifier_activation,
+                    norm: LayerNorm::load_with(w, "head.norm", h, config.eps, m.norm_bias)?,
+                    classifier: Linear::load(w, "classifier", h, n)?,
+                })
+            }
             _ => None,
         };
         if matches!(head, Some(Head::Bert { .. })) && pooler.is_none() {
@@ -75,7 +122,7 @@ impl Transformer {
         Ok(Self {
             config,
             input,
-            encoder,
+            body,
             pooler,
             head,
         })
@@ -105,10 +152,12 @@ impl Transformer {
     fn hidden(&self, text: &str) -> Result<(Vec<f32>, usize), Fault> {
         let (mut ids, mut types) = (Vec::new(), Vec::new());
         self.input.encode(text, &mut ids, &mut types)?;
-        let states = self
-            .encoder
-            .forward(&ids, &types)
-            .map_err(|e| Fault::file("tokenizer.json", e))?;
+        let states = match &self.body {
+            Body::Bert(e) => e.forward(&ids, &types),
+            Body::Deberta(e) => e.forward(&ids, &types),
+            Body::Modern(e) => e.forward(&ids),
+        };
+        let states = states.map_err(|e| Fault::file("tokenizer.json", e))?;
         Ok((states, ids.len()))
     }
 
@@ -131,10 +180,38 @@ impl Transformer {
         let Some(head) = &self.head else {
             return Err(Fault::file("model.safetensors", "holds no classification head (classifier.*): use model_embed, or a ...ForSequenceClassification model".into()));
         };
-        let (states, _) = self.hidden(text)?;
+        let (states, tokens) = self.hidden(text)?;
         let first = &states[..self.config.hidden];
         let mut out = Vec::new();
         match head {
+            Head::Deberta {
+                dense,
+                activation,
+                classifier,
+            } => {
+                let mut a = Vec::new();
+                dense.apply(first, 1, &mut a);
+                activation.apply(&mut a);
+                classifier.apply(&a, 1, &mut out);
+            }
+            Head::Modern {
+                mean,
+                dense,
+                activation,
+                norm,
+                classifier,
+            } => {
+                let pooled = if *mean {
+                    mean_rows(&states, self.config.hidden, tokens)
+                } else {
+                    first.to_vec()
+                };
+                let mut a = Vec::new();
+                dense.apply(&pooled, 1, &mut a);
+                activation.apply(&mut a);
+                norm.apply(&mut a);
+                classifier.apply(&a, 1, &mut out);
+            }
             Head::Bert { classifier } => classifier.apply(&self.pool(first)?, 1, &mut out),
             Head::Roberta { dense, out: proj } => {
                 let mut a = Vec::new();
@@ -152,14 +229,17 @@ impl Transformer {
         let h = self.config.hidden;
         Ok(match pooling {
             Pooling::Cls => states[..h].to_vec(),
-            Pooling::Mean => {
-                let mut sum = vec![0.0f32; h];
-                for row in states.chunks_exact(h) {
-                    sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                }
-                sum.iter().map(|s| s / tokens as f32).collect()
-            }
+            Pooling::Mean => mean_rows(&states, h, tokens),
             Pooling::Pooler => self.pool(&states[..h])?,
         })
     }
+}
+
+/// The mean of the `tokens` rows of `states` (each `h` wide).
+fn mean_rows(states: &[f32], h: usize, tokens: usize) -> Vec<f32> {
+    let mut sum = vec![0.0f32; h];
+    for row in states.chunks_exact(h) {
+        sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+    }
+    sum.iter().map(|s| s / tokens as f32).collect()
 }
