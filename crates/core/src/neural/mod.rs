@@ -16,6 +16,7 @@ mod config;
 mod deberta;
 mod encoder;
 mod input;
+mod lanes;
 mod modernbert;
 mod ops;
 mod static_model;

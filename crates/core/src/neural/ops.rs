@@ -2,6 +2,8 @@
 //! multiplication routine, layer norm, activations and a row softmax. Each runs on the calling
 //! thread: a partition is one compute thread, so `--partitions` sets how many cores work.
 
+use super::lanes;
+pub(crate) use super::lanes::softmax_rows;
 use super::weights::Weights;
 
 /// `c = alpha * a·b + beta * c` for row-major strided views: `a` is `m x k` (row stride `rsa`,
@@ -222,9 +224,7 @@ impl Activation {
     /// Applies the activation in place.
     pub(crate) fn apply(self, x: &mut [f32]) {
         match self {
-            Self::Gelu => x.iter_mut().for_each(|v| {
-                *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2))
-            }),
+            Self::Gelu => lanes::gelu(x),
             Self::GeluTanh => {
                 const C: f32 = 0.797_884_6; // sqrt(2 / pi)
                 x.iter_mut().for_each(|v| {
@@ -234,20 +234,6 @@ impl Activation {
             Self::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
             Self::Tanh => x.iter_mut().for_each(|v| *v = v.tanh()),
         }
-    }
-}
-
-/// Softmax of each row of `x` (rows of `cols`), in place, shifted by the row's maximum.
-pub(crate) fn softmax_rows(x: &mut [f32], cols: usize) {
-    for row in x.chunks_exact_mut(cols) {
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0f32;
-        for v in row.iter_mut() {
-            *v = (*v - max).exp();
-            sum += *v;
-        }
-        let inv = 1.0 / sum;
-        row.iter_mut().for_each(|v| *v *= inv);
     }
 }
 
