@@ -83,9 +83,7 @@ def bert(folder, texts):
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=3000, special_tokens=specials))
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    cls_sep(tok)
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                                                 sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH)
     config = transformers.BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -94,12 +92,25 @@ def bert(folder, texts):
     return save(folder, transformers.BertForSequenceClassification(config), fast)
 
 
-def xlm_roberta(folder, texts):
+def byte_level_bpe(texts, specials):
+    """A byte-level BPE tokenizer (GPT-2's pre-tokenizer, no prefix space) trained on `texts`."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
     tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=3000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
+def cls_sep(tok):
+    """BERT's `[CLS] $A [SEP]` template on `tok`; the two ids."""
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return cls, sep
+
+
+def xlm_roberta(folder, texts):
+    tok = byte_level_bpe(texts, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")))
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
                                                 cls_token="<s>", sep_token="</s>", mask_token="<mask>", model_max_length=MAX_LENGTH)
@@ -109,14 +120,8 @@ def xlm_roberta(folder, texts):
 
 
 def modernbert(folder, texts):
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=3000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    tok = byte_level_bpe(texts, ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"])
+    cls, sep = cls_sep(tok)
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                                                 sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH,
                                                 model_input_names=["input_ids", "attention_mask"])
@@ -135,9 +140,7 @@ def deberta(folder, texts, v3=True):
     tok.decoder = decoders.Metaspace()
     specials = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"]
     tok.train_from_iterator(texts, trainers.UnigramTrainer(vocab_size=3000, special_tokens=specials, unk_token="[UNK]"))
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    cls_sep(tok)
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                                                 sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH)
     common = dict(vocab_size=tok.get_vocab_size(), hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
