@@ -366,6 +366,17 @@ fn bad_model_folders_and_arguments_are_one_line_naming_the_file() {
         .unwrap()
         .replace("\"bert\"", "\"gpt2\"");
     std::fs::write(gpt2.join("config.json"), config).unwrap();
+    // ModernBERT and DeBERTa settings tokq cannot run are refused from config.json alone.
+    let refused = |name: &str, model_type: &str, setting: &str| {
+        let dir = copy(name);
+        let config = std::fs::read_to_string(dir.join("config.json"))
+            .unwrap()
+            .replace("\"bert\"", &format!("\"{model_type}\", {setting}"));
+        std::fs::write(dir.join("config.json"), config).unwrap();
+        dir
+    };
+    let scaled = refused("scaled", "modernbert", r#""rope_scaling": {"rope_type": "linear", "factor": 2.0}"#);
+    let grouped = refused("grouped", "deberta-v2", r#""conv_kernel_size": 3, "conv_groups": 4"#);
     let small = copy("small-vocab");
     let config = std::fs::read_to_string(small.join("config.json"))
         .unwrap()
@@ -393,6 +404,14 @@ fn bad_model_folders_and_arguments_are_one_line_naming_the_file() {
         (
             format!("model_logits(text, '{}')", gpt2.display()),
             "config.json: model_type 'gpt2' is not supported yet",
+        ),
+        (
+            format!("model_logits(text, '{}')", scaled.display()),
+            "config.json: rope_scaling is not supported",
+        ),
+        (
+            format!("model_logits(text, '{}')", grouped.display()),
+            "config.json: conv_groups other than 1 is not supported",
         ),
         (
             format!("model_logits(text, '{}')", small.display()),

@@ -189,8 +189,7 @@ impl DebertaEncoder {
                 p2c: Vec::new(),
                 p2c_head: None,
             };
-            let relative = self.settings.relative && (self.settings.c2p || self.settings.p2c);
-            attend(&mut s, t, self.heads, None, Some(&mut bias as &mut dyn Bias).filter(|_| relative));
+            attend(&mut s, t, self.heads, None, Some(&mut bias));
             layer.finish(self.activation, &mut x, t, &mut s);
             if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
                 conv.apply(e, &mut x, t);
@@ -266,6 +265,10 @@ impl Bias for Relative<'_> {
     }
 
     fn add(&mut self, qkv: &[f32], head: usize, first: usize, k0: usize, keys: usize, scores: &mut [f32]) {
+        // `pos_att_type` sets the scale even without `relative_attention`, which adds the terms.
+        if !self.settings.relative {
+            return;
+        }
         let (d, t) = (self.d, self.t);
         let h = qkv.len() / t / 3;
         let rows = scores.len() / keys;
