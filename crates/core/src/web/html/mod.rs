@@ -281,6 +281,20 @@ mod tests {
     }
 
     #[test]
+    fn a_consent_managers_preference_center_is_never_the_text_however_long() {
+        // OneTrust's preference center lists a hundred vendors: on a short listing page it holds
+        // more text than the listing itself, which a site's own cookie wrapper would not be
+        // dropped for.
+        let vendors: String = (0..30).map(|i| format!("<p>Partner {i} may store and access information on your device to measure ads.</p>")).collect();
+        let items = "<li><a href=/a>Easy slow-cooker pork ragu with tomatoes</a></li><li><a href=/b>Spaghetti and meatballs for a crowd</a></li>";
+        let html = format!("<body><h1>Tomato sauce recipes</h1><p>{STORY}</p><ul>{items}</ul><div id=onetrust-consent-sdk><div id=onetrust-pc-sdk class=\"otPcCenter ot-sdk-container\"><h3>Your Privacy</h3>{vendors}</div></div></body>");
+        let got = text(&html);
+        assert!(got.contains(STORY) && !got.contains("Partner"), "{got}");
+        let html = format!("<body><div class=cookie-notice-wrapper><main><p>{STORY}</p><p>{STORY}</p></main></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"), "a site's own cookie word keeps its guard");
+    }
+
+    #[test]
     fn quotes_in_figures_are_read_when_the_page_has_little_else() {
         // Testimonials: `<figure><blockquote>` is HTML's own pattern for a quote with its source.
         let quote = |i: usize| format!("<figure><blockquote><p>{STORY} ({i})</p></blockquote><figcaption>Reader {i}</figcaption></figure>");

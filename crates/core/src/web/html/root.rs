@@ -71,7 +71,9 @@ impl<'d> Pruned<'d> {
         let tagged = if hides { text_below(dom, &order, by_tag) } else { Vec::new() };
         let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
         let never = |id: Id| {
-            by_tag(id) || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.hidden && (tagged[id as usize] as f64) < GUARD * all)
+            by_tag(id)
+                || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.consent_manager
+                    || (marks.hidden && (tagged[id as usize] as f64) < GUARD * all))
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.

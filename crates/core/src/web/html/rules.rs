@@ -50,6 +50,12 @@ const NEVER_CONTENT: &[&str] = &[
     "donat",
 ];
 
+/// The ids and classes consent-management platforms give their banners and preference centers
+/// (OneTrust, Cookiebot, Didomi, Quantcast Choice, Usercentrics): dropped even where they hold
+/// most of a page's text, as a preference center listing a hundred vendors does on a short
+/// listing page. Only the platforms' own prefixes: a site's `cookie-notice` wrapper may hold more.
+const CONSENT_MANAGERS: &[&str] = &["onetrust", "-ot-sdk", "cybotcookiebot", "didomi", "qc-cmp", "usercentrics"];
+
 /// Words that mark page furniture on an article, though a forum's posts are `comment`s, a page
 /// builder's sections `widget`s and a paywalled article `isPaywall`: the lenient reading ignores
 /// them.
@@ -82,15 +88,17 @@ const CONTENT: &[&str] = &[
 /// A furniture or beside word found inside one of these does not count.
 const NOT_FURNITURE: &[&str] = &["commentary"];
 
-/// The word lists in one automaton (furniture, beside, content words, then the exceptions), and for each
-/// word whether it must start a word.
+/// The word lists in one automaton (consent managers, never-content, furniture, beside, content
+/// words, then the exceptions), and for each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
 }
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
-    let words = || NEVER_CONTENT.iter().chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE);
+    let words = || {
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE)
+    };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
         automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words()).expect("the word lists are valid patterns"),
@@ -144,7 +152,8 @@ fn words_of(values: &[&str]) -> Words {
         push_split(&mut words, v);
     }
     let mut out = Words::default();
-    let never_end = NEVER_CONTENT.len();
+    let consent_end = CONSENT_MANAGERS.len();
+    let never_end = consent_end + NEVER_CONTENT.len();
     let furniture_end = never_end + FURNITURE.len();
     let beside_end = furniture_end + BESIDE.len();
     let content_end = beside_end + CONTENT.len();
@@ -159,6 +168,7 @@ fn words_of(values: &[&str]) -> Words {
             continue;
         }
         match i {
+            i if i < consent_end => out.consent_manager = true,
             i if i < beside_end && excepted(m.start(), m.end()) => {}
             i if i < never_end => out.never_content = true,
             i if i < furniture_end => out.furniture = true,
@@ -173,6 +183,7 @@ fn words_of(values: &[&str]) -> Words {
 /// Which lists an element's attribute values hold a word of.
 #[derive(Default)]
 struct Words {
+    consent_manager: bool,
     never_content: bool,
     furniture: bool,
     beside: bool,
@@ -200,6 +211,8 @@ pub struct Marks {
     pub beside_only: bool,
     /// Boilerplate by a [`NEVER_CONTENT`] word: dropped by the lenient reading too.
     pub never_content: bool,
+    /// A consent manager's own element ([`CONSENT_MANAGERS`]): never text, however much it holds.
+    pub consent_manager: bool,
     /// Marked as the main content.
     pub content: bool,
     /// A hash of the tag and class: elements that share it are drawn alike (a listing's cards,
@@ -243,6 +256,7 @@ impl Marks {
             boilerplate: !page && !content_word && (furniture_word || beside_word || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
             never_content: !page && !content_word && words.never_content,
+            consent_manager: !page && words.consent_manager,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
@@ -285,6 +299,9 @@ mod tests {
         assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
         assert!(marks("div", &[("id", "cookie-consent")]).boilerplate && marks("div", &[("id", "cookie-consent")]).never_content);
         assert!(!marks("div", &[("class", "comment-list")]).never_content && !marks("div", &[("class", "isPaywall")]).never_content);
+        assert!(marks("div", &[("id", "onetrust-pc-sdk")]).consent_manager && marks("div", &[("id", "CybotCookiebotDialog")]).consent_manager);
+        assert!(marks("div", &[("class", "ot-sdk-row")]).consent_manager && !marks("div", &[("class", "spot-sdk")]).consent_manager);
+        assert!(!marks("div", &[("id", "cookie-consent")]).consent_manager);
         let ads = marks("section", &[("class", "Report__Section--Ads")]);
         assert!(ads.boilerplate && ads.beside_only);
         assert!(!marks("div", &[("class", "share related-posts")]).beside_only);
