@@ -1,7 +1,8 @@
-"""Checks that the wheel's build (crates/python alone, as maturin builds it) turns on the same
-features of every crate as the workspace's test build (`cargo test --release`, dev-dependencies
-included). Where they differ, building the wheel after the tests recompiles that crate and
-everything above it (DataFusion: 25 minutes). Exits non-zero naming the crates and features.
+"""Checks that the three builds a user runs turn on the same features of every crate they share:
+`cargo run --release` (the workspace's default members), `cargo test --release` (the same, with
+dev-dependencies) and the wheel (crates/python alone, as maturin builds it). Where two differ,
+the later build recompiles that crate and everything above it (DataFusion: 25 minutes). Exits
+non-zero naming the crates and features.
 
     python python/features_match.py        # from the repository root; CI runs it before the wheel
 """
@@ -41,17 +42,22 @@ def target_features(*args: str) -> dict[str, str]:
 
 
 def main() -> int:
-    tests = target_features("--workspace", "-e", "normal,dev")
-    wheel = target_features("-p", "tokq-python", "-e", "normal")
-    differ = {c: (tests[c], f) for c, f in wheel.items()
-              if not c.startswith("tokq") and c in tests and tests[c] != f}
-    for crate, (t, w) in sorted(differ.items()):
-        print(f"{crate}: tests build [{t}], wheel builds [{w}]")
-    if differ:
-        print("the wheel would rebuild these crates and what depends on them: add the tests' features to "
-              "crates/python/Cargo.toml (see the comment there)", file=sys.stderr)
+    tests = target_features("-e", "normal,dev")
+    builds = {"cargo run": target_features("-e", "normal"),
+              "the wheel": target_features("-p", "tokq-python", "-e", "normal")}
+    failed = False
+    for name, build in builds.items():
+        differ = {c: (tests[c], f) for c, f in build.items()
+                  if not c.startswith("tokq") and c in tests and tests[c] != f}
+        for crate, (t, b) in sorted(differ.items()):
+            print(f"{crate}: tests build [{t}], {name} builds [{b}]")
+        failed |= bool(differ)
+    if failed:
+        print("a later build would recompile these crates and what depends on them: turn the tests' features "
+              "on in crates/cli/Cargo.toml (see the comment there)", file=sys.stderr)
         return 1
-    print(f"features match: the wheel's {len(wheel)} crates are built as the tests build them")
+    print(f"features match: `cargo run` ({len(builds['cargo run'])} crates) and the wheel "
+          f"({len(builds['the wheel'])}) build every crate as the tests build it")
     return 0
 
 
