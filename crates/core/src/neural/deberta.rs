@@ -9,7 +9,7 @@
 use super::attention::{attend, Bias, Scratch};
 use super::config::{Config, Deberta};
 use super::encoder::{residual, row, Layer};
-use super::ops::{gemm, Activation, LayerNorm, Linear};
+use super::ops::{gemm, transposed, Activation, LayerNorm, Linear};
 use super::weights::Weights;
 
 /// The convolution over tokens after the first layer: `conv_kernel_size` taps, the same padding
@@ -77,15 +77,17 @@ impl DebertaEncoder {
             if s.norm_relative {
                 LayerNorm::load(w, &format!("{prefix}encoder.LayerNorm"), h, eps)?.apply(&mut rel);
             }
-            let mut scratch = Scratch::default();
             for (i, layer) in layers.iter().enumerate() {
                 // Shared keys: the content projections; otherwise the layer's own position ones.
                 let (keys, queries) = if s.share_key {
-                    layer.project(&rel, rows, &mut scratch);
-                    let column = |part: usize| {
-                        scratch.qkv.chunks_exact(3 * h).flat_map(|r| r[part * h..][..h].to_vec()).collect()
+                    let part = |block: std::ops::Range<usize>, wanted: bool| {
+                        let mut out = Vec::new();
+                        if wanted {
+                            layer.project_part(&rel, rows, block, &mut out);
+                        }
+                        out
                     };
-                    (column(1), column(0))
+                    (part(h..2 * h, s.c2p), part(0..h, s.p2c))
                 } else {
                     let p = format!("{prefix}encoder.layer.{i}.attention.self.");
                     let project = |name: &str, wanted: bool| -> Result<Vec<f32>, String> {
@@ -106,17 +108,7 @@ impl DebertaEncoder {
                 let k = s.conv_kernel;
                 let weight = w.take(&format!("{prefix}encoder.conv.conv.weight"), &[h, h, k])?;
                 // PyTorch's Conv1d weight is `out x in x tap`.
-                let taps = (0..k)
-                    .map(|tap| {
-                        let mut t = vec![0.0; h * h];
-                        for o in 0..h {
-                            for i in 0..h {
-                                t[i * h + o] = weight[(o * h + i) * k + tap];
-                            }
-                        }
-                        t
-                    })
-                    .collect();
+                let taps = (0..k).map(|tap| transposed(&weight, h, h, k, tap)).collect();
                 Ok(Conv {
                     taps,
                     bias: w.take(&format!("{prefix}encoder.conv.conv.bias"), &[h])?,
@@ -176,19 +168,23 @@ impl DebertaEncoder {
             .map(|delta| relative_index(delta, &self.settings))
             .collect();
         let mut s = Scratch::default();
+        // One for every layer, so that its buffers are allocated once per document.
+        let mut bias = Relative {
+            d: h / self.heads,
+            t,
+            settings: &self.settings,
+            keys: &[],
+            queries: &[],
+            indices: &indices,
+            c2p: Vec::new(),
+            p2c: Vec::new(),
+            p2c_head: None,
+        };
         for (i, layer) in self.layers.iter().enumerate() {
             layer.project(&x, t, &mut s);
-            let mut bias = Relative {
-                d: h / self.heads,
-                t,
-                settings: &self.settings,
-                keys: self.position_keys.get(i).map_or(&[], |k| k),
-                queries: self.position_queries.get(i).map_or(&[], |q| q),
-                indices: &indices,
-                c2p: Vec::new(),
-                p2c: Vec::new(),
-                p2c_head: None,
-            };
+            bias.keys = self.position_keys.get(i).map_or(&[], |k| k);
+            bias.queries = self.position_queries.get(i).map_or(&[], |q| q);
+            bias.p2c_head = None;
             attend(&mut s, t, self.heads, None, Some(&mut bias));
             layer.finish(self.activation, &mut x, t, &mut s);
             if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
@@ -265,8 +261,10 @@ impl Bias for Relative<'_> {
     }
 
     fn add(&mut self, qkv: &[f32], head: usize, first: usize, k0: usize, keys: usize, scores: &mut [f32]) {
-        // `pos_att_type` sets the scale even without `relative_attention`, which adds the terms.
-        if !self.settings.relative {
+        // `pos_att_type` sets the scale even without `relative_attention`, which adds the terms;
+        // with neither term there is nothing to add.
+        let s = self.settings;
+        if !s.relative || !(s.c2p || s.p2c) {
             return;
         }
         let (d, t) = (self.d, self.t);

@@ -5,6 +5,8 @@
 //! One document is one sequence: no padding, so no attention mask, and a document's hidden
 //! states do not depend on which documents share its batch.
 
+use std::ops::Range;
+
 use super::config::{Config, Family};
 use super::attention::{attend, Scratch};
 use super::ops::{Activation, LayerNorm, Linear};
@@ -49,6 +51,12 @@ impl Layer {
     /// The queries, keys and values of `x` (`t` rows) into `s.qkv`.
     pub(super) fn project(&self, x: &[f32], t: usize, s: &mut Scratch) {
         self.qkv.apply(x, t, &mut s.qkv);
+    }
+
+    /// One block of the projections (`0..h` the queries, `h..2h` the keys) of `x` into `out`:
+    /// DeBERTa's relative embeddings through the shared content projections.
+    pub(super) fn project_part(&self, x: &[f32], t: usize, block: Range<usize>, out: &mut Vec<f32>) {
+        self.qkv.apply_part(x, t, block, out);
     }
 
     /// The rest of the layer, once the attention's context is in `s.context`: its projection, a

@@ -2,6 +2,8 @@
 //! multiplication routine, layer norm, activations and a row softmax. Each runs on the calling
 //! thread: a partition is one compute thread, so `--partitions` sets how many cores work.
 
+use std::ops::Range;
+
 use super::lanes;
 pub(crate) use super::lanes::softmax_rows;
 use super::weights::Weights;
@@ -56,6 +58,24 @@ pub(crate) fn gemm(
     }
 }
 
+/// A `rows x cols` matrix whose element `(r, c)` is `src[(r * cols + c) * stride + offset]`,
+/// transposed into `cols x rows` row-major: PyTorch's `out x in` weights (stride 1) and one tap
+/// of a `Conv1d`'s `out x in x tap` (stride = taps). In tiles, so that both sides stay in cache.
+pub(crate) fn transposed(src: &[f32], rows: usize, cols: usize, stride: usize, offset: usize) -> Vec<f32> {
+    const TILE: usize = 32;
+    let mut out = vec![0.0; rows * cols];
+    for r0 in (0..rows).step_by(TILE) {
+        for c0 in (0..cols).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows) {
+                for c in c0..(c0 + TILE).min(cols) {
+                    out[c * rows + r] = src[(r * cols + c) * stride + offset];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A dense layer `y = x·Wᵀ + b`. PyTorch's `Linear` stores `W` as `out x in`; it is kept here
 /// transposed (`in x out`), so that the multiplication reads it a row at a time.
 pub(crate) struct Linear {
@@ -86,12 +106,7 @@ impl Linear {
         bias: bool,
     ) -> Result<Self, String> {
         let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
-        let mut w_t = vec![0.0; weight.len()];
-        for (o, row) in weight.chunks_exact(inputs.max(1)).enumerate() {
-            for (i, &v) in row.iter().enumerate() {
-                w_t[i * outputs + o] = v;
-            }
-        }
+        let w_t = transposed(&weight, outputs, inputs, 1, 0);
         let b = if bias {
             w.take(&format!("{name}.bias"), &[outputs])?
         } else {
@@ -126,22 +141,29 @@ impl Linear {
 
     /// `rows` inputs of `x` (row-major, `rows x inputs`) through the layer, into `y`.
     pub(crate) fn apply(&self, x: &[f32], rows: usize, y: &mut Vec<f32>) {
+        self.apply_part(x, rows, 0..self.outputs, y);
+    }
+
+    /// As [`Linear::apply`], for the outputs in `columns` alone (`rows x columns.len()`): one
+    /// block of a stacked layer, such as the keys of a fused query-key-value projection.
+    pub(crate) fn apply_part(&self, x: &[f32], rows: usize, columns: Range<usize>, y: &mut Vec<f32>) {
+        let bias = &self.b[columns.clone()];
         y.clear();
         for _ in 0..rows {
-            y.extend_from_slice(&self.b);
+            y.extend_from_slice(bias);
         }
         gemm(
             rows,
             self.inputs,
-            self.outputs,
+            bias.len(),
             1.0,
             x,
             (self.inputs, 1),
-            &self.w_t,
+            &self.w_t[columns.start..],
             (self.outputs, 1),
             1.0,
             y,
-            self.outputs,
+            bias.len(),
         );
     }
 }
@@ -254,14 +276,8 @@ mod tests {
     fn stacked_layers_give_each_layers_outputs_side_by_side() {
         // Two layers of 2 inputs: W1 = [[1, 2]], W2 = [[3, 4], [5, 6]] (out x in), biases 0.
         let layer = |w: Vec<f32>, outputs: usize| {
-            let mut w_t = vec![0.0; w.len()];
-            for o in 0..outputs {
-                for i in 0..2 {
-                    w_t[i * outputs + o] = w[o * 2 + i];
-                }
-            }
             Linear {
-                w_t,
+                w_t: transposed(&w, outputs, 2, 1, 0),
                 b: vec![0.0; outputs],
                 inputs: 2,
                 outputs,
@@ -274,6 +290,21 @@ mod tests {
         let mut y = Vec::new();
         both.apply(&[1.0, 1.0, 2.0, 0.0], 2, &mut y);
         assert_eq!(y, [3.0, 7.0, 11.0, 2.0, 6.0, 10.0]);
+        // One block of the stack alone: the second layer's outputs.
+        both.apply_part(&[1.0, 1.0, 2.0, 0.0], 2, 1..3, &mut y);
+        assert_eq!(y, [7.0, 11.0, 6.0, 10.0]);
+    }
+
+    #[test]
+    fn transposes_past_a_tile_and_through_a_stride() {
+        // 40 x 35 (more than one tile each way), element (r, c) = 100r + c.
+        let (rows, cols) = (40, 35);
+        let src: Vec<f32> = (0..rows * cols).map(|x| (x / cols * 100 + x % cols) as f32).collect();
+        let t = transposed(&src, rows, cols, 1, 0);
+        assert!((0..rows * cols).all(|x| t[x] == (x % rows * 100 + x / rows) as f32));
+        // Tap 1 of a 2 x 2 x 3 Conv1d weight (`out x in x tap`): element (o, i) at (2o + i)·3 + 1.
+        let conv: Vec<f32> = (0..12).map(|x| x as f32).collect();
+        assert_eq!(transposed(&conv, 2, 2, 3, 1), [1.0, 7.0, 4.0, 10.0]);
     }
 
     #[test]
