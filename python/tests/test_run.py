@@ -75,6 +75,9 @@ def test_a_python_udf_runs_inside_a_recipe_run_by_tokq_run(tmp_path):
     (acc,) = stats["accounting"]
     assert acc["input_rows"] == 100 and acc["kept"] + acc["rejected"] == 100
     assert stats["outputs"][0]["rows"] == len(want)
+    # A run shorter than the half-second between reports still reports each statement's end.
+    (last,) = [p for p in seen if p[0].startswith("statement 2/2: COPY")][-1:]
+    assert last[3] == 100 and last[1] > 0, seen
 
 
 def test_a_python_udf_is_refused_on_a_cluster_in_one_line(tmp_path):

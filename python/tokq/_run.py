@@ -75,7 +75,8 @@ def run(recipe: str | os.PathLike[str], params: Mapping[str, object] | None = No
     writes): rows and bytes read, outputs, accounting (kept + rejected per COPY), time per statement.
 
     `progress` is a callable `(statement, bytes, total_bytes, rows, seconds)` called on this
-    thread every half second while a statement reads; by default a tqdm bar if tqdm is installed;
+    thread every half second while a statement reads and once with its final figures when it
+    ends; by default a tqdm bar if tqdm is installed;
     `False` shows nothing. Nothing is printed on stdout. The GIL is released while the recipe
     runs, and Ctrl-C stops it (KeyboardInterrupt) with nothing half-written visible: a rerun
     resumes. A failed statement raises `tokq.StatementError`, whose `.stats` is what ran.

@@ -80,7 +80,7 @@ fn sql(py: Python<'_>, query: String, params: Option<BTreeMap<String, String>>, 
 
 /// Runs a recipe file as `tokq run` does and returns its statistics (the `--stats-json` text).
 /// `progress(statement, bytes, total_bytes, rows, seconds)` is called on this thread every half
-/// second while a statement reads.
+/// second while a statement reads, and once with its final figures when it ends.
 #[pyfunction]
 #[pyo3(signature = (recipe, params = None, partitions = None, cluster = None, memory_limit = None, on_bad_row = "fail", progress = None, strict_schema = false, overwrite = false))]
 #[allow(clippy::too_many_arguments)]
@@ -118,18 +118,20 @@ fn run(
         }
     };
     let mut reported = std::time::Instant::now();
-    let tick = |py: Python<'_>| -> PyResult<()> {
+    let mut tick = |py: Python<'_>| -> PyResult<()> {
         let Some(callback) = &progress else { return Ok(()) };
+        let call = |p: progress::Report| callback.call1(py, (p.statement, p.bytes, p.total_bytes, p.rows, p.seconds)).map(drop);
+        watch.take_ended().into_iter().try_for_each(call)?;
         if reported.elapsed() < progress::EVERY {
             return Ok(());
         }
         reported = std::time::Instant::now();
-        match watch.now() {
-            Some(p) => callback.call1(py, (p.statement, p.bytes, p.total_bytes, p.rows, p.seconds)).map(drop),
-            None => Ok(()),
-        }
+        watch.now().map_or(Ok(()), call)
     };
-    let stats = wait::wait(py, work, tick)?.map_err(|f| f.into_py(py))?;
+    let ran = wait::wait(py, work, &mut tick)?;
+    // The statements that ended after the last tick.
+    tick(py)?;
+    let stats = ran.map_err(|f| f.into_py(py))?;
     serde_json::to_string(&stats).map_err(|e| errors::TokqError::new_err(e.to_string()))
 }
 

@@ -10,10 +10,11 @@ use tokq_engine::stats::Progress;
 /// How often the callback is called while a statement runs.
 pub const EVERY: Duration = Duration::from_millis(500);
 
-/// The running statement, if any.
+/// The running statement, if any, and the last figures of those that ended since they were read.
 #[derive(Default)]
 pub struct Watch {
     now: Mutex<Option<Running>>,
+    ended: Mutex<Vec<Report>>,
 }
 
 struct Running {
@@ -36,13 +37,23 @@ pub struct Report {
     pub seconds: f64,
 }
 
+impl Running {
+    fn report(&self) -> Report {
+        let (bytes, rows) = self.remote.unwrap_or_else(|| (self.read.bytes_read().saturating_sub(self.bytes_before), self.read.rows_read().saturating_sub(self.rows_before)));
+        Report { statement: self.label.clone(), bytes, total_bytes: self.total_bytes, rows, seconds: self.since.elapsed().as_secs_f64() }
+    }
+}
+
 impl Watch {
     /// The running statement's progress.
     pub fn now(&self) -> Option<Report> {
-        let now = self.now.lock().unwrap_or_else(|p| p.into_inner());
-        let r = now.as_ref()?;
-        let (bytes, rows) = r.remote.unwrap_or_else(|| (r.read.bytes_read().saturating_sub(r.bytes_before), r.read.rows_read().saturating_sub(r.rows_before)));
-        Some(Report { statement: r.label.clone(), bytes, total_bytes: r.total_bytes, rows, seconds: r.since.elapsed().as_secs_f64() })
+        self.now.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(Running::report)
+    }
+
+    /// The final figures of the statements that ended since the last call: a statement shorter
+    /// than [`EVERY`] is reported once too, and a bar ends at what was read.
+    pub fn take_ended(&self) -> Vec<Report> {
+        std::mem::take(&mut *self.ended.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -61,7 +72,9 @@ impl Progress for Watch {
     }
 
     fn finish(&self) {
-        *self.now.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if let Some(r) = self.now.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            self.ended.lock().unwrap_or_else(|p| p.into_inner()).push(r.report());
+        }
     }
 
     fn remote(&self, bytes: u64, rows: u64) {
