@@ -341,6 +341,17 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_identifiers_is_no_text_but_a_path_holding_one_is() {
+        // eBay spells a hidden "Sponsored" as a paragraph of letters and UUIDs run together.
+        let ids = "9303097ac-d3e5-41e1-baf5-303640756ebfX2bf8403c-6590-4d73-8b16-95f6c3ecdef8 84f535a2-9d93-4358-b5a8-c77d761c12e0";
+        let html = format!("<body><p>{STORY}</p><p>{ids}</p><p>{STORY}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let path = "sudo vi /media/fred/ba5b7f3a-54d2-4325-80e5-e7a159900d3f/etc/fstab";
+        let html = format!("<body><p>{STORY}</p><pre>{path}</pre><p>{STORY}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{path}\n{STORY}"));
+    }
+
+    #[test]
     fn bytes_are_decoded_before_extraction() {
         let page = b"<html><head><meta charset=windows-1252></head><body><p>Cr\xe8me br\xfbl\xe9e</p></body></html>";
         assert_eq!(html_to_text(page, None, &Options::default()), "Crème brûlée");

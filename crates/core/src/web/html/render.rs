@@ -151,6 +151,26 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
     b.done
 }
 
+/// A word of letters, digits and dashes this long, with this share of digits, is an identifier
+/// (not a path or a URL: those have other characters).
+const MACHINE_WORD: usize = 32;
+const MACHINE_DIGITS: f64 = 0.25;
+
+/// A block of identifiers run together (ids of hidden tracking letters: eBay spells "Sponsored"
+/// as a paragraph of UUIDs): no reader sees it as text.
+fn machine(text: &str) -> bool {
+    let machine_bytes: usize = text
+        .split_whitespace()
+        .filter(|w| {
+            w.len() >= MACHINE_WORD
+                && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+                && w.bytes().filter(u8::is_ascii_digit).count() as f64 >= MACHINE_DIGITS * w.len() as f64
+        })
+        .map(str::len)
+        .sum();
+    machine_bytes * 5 >= text.len() * 4
+}
+
 /// The blocks that are main text, one per line. In a `list` (a listing's cards, a collection's
 /// grid), links are the items' titles: link-heavy blocks and short edge lines stay.
 pub fn render(blocks: &[Block], list: bool) -> String {
@@ -163,7 +183,7 @@ pub fn render(blocks: &[Block], list: bool) -> String {
             let navigation = !list && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
             let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
-            !navigation && !copyright && !beside
+            !navigation && !copyright && !beside && !machine(&b.text)
         })
         .collect();
     let paragraph = |(b, k): (&Block, &bool)| *k && !b.heading && b.chars() >= PARAGRAPH_CHARS;
