@@ -191,7 +191,10 @@ impl PhysicalExtensionCodec for TokqPhysicalCodec {
             return Ok(Arc::new(SinkExec::try_new(Arc::clone(input), unjson(body)?)?));
         }
         let Some(body) = buf.strip_prefix(SCAN_MAGIC) else {
-            return self.inner.try_decode(buf, inputs, ctx, pc);
+            let plan = self.inner.try_decode(buf, inputs, ctx, pc)?;
+            #[cfg(feature = "cluster")]
+            let plan = crate::cluster::shuffle::one_location_each(plan);
+            return Ok(plan);
         };
         if !inputs.is_empty() {
             return internal_err!("a lineage scan takes no inputs");

@@ -5,6 +5,7 @@
 //! token on every call ([`secret`]).
 
 pub mod secret;
+pub(crate) mod shuffle;
 pub mod tls;
 
 use std::sync::Arc;
