@@ -2,25 +2,30 @@
 //! shuffle outputs that lived on it and runs the stage again, but a stage that was itself rolled
 //! back reruns every map task while the outputs its tasks on other executors had already published
 //! stay in the consuming stage's inputs (`add_input_partitions` appends; nothing removes them).
-//! That stage then lists a map partition twice and reads its rows twice (the executor-loss chaos
-//! test saw 29,664 rows where 19,795 are right). Every (map partition, output partition) pair
-//! has one right location, so the reader keeps the last one the scheduler added: the rerun's.
+//! That stage then lists a map task's file twice and reads its rows twice (the executor-loss
+//! chaos test saw 29,664 rows where 19,795 are right). Each file a map task writes for an output
+//! partition has one right location, so the reader keeps the last one the scheduler added: the
+//! rerun's.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
 use ballista_core::execution_plans::ShuffleReaderExec;
+use ballista_core::serde::scheduler::PartitionLocation;
 use datafusion::physical_plan::ExecutionPlan;
 
-/// `plan` with each of its shuffle reads listing every map partition's output once.
+/// `plan` with each of its shuffle reads listing every map task's files once.
 pub(crate) fn one_location_each(plan: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
     let Some(reader) = plan.downcast_ref::<ShuffleReaderExec>() else { return plan };
     let mut fixed = reader.clone();
     let mut dropped = 0;
     for locations in &mut fixed.partition {
         let n = locations.len();
-        *locations = last_per_key(std::mem::take(locations), |l| (l.map_partition_id, l.partition_id.partition_id));
+        // One map task may write an output partition in several files (`file_id`): those are
+        // distinct; the same file of the same task twice is the rerun's and an earlier attempt's.
+        let file = |l: &PartitionLocation| (l.map_partition_id, l.partition_id.partition_id, l.file_id, l.is_sort_shuffle);
+        *locations = last_per_key(std::mem::take(locations), file);
         dropped += n - locations.len();
     }
     if dropped == 0 {
