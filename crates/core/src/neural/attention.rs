@@ -3,7 +3,8 @@
 //! at most `BLOCK x tokens`, so an 8,192-token ModernBERT document needs 8 MB of scores where the
 //! whole matrix would take 256 MB, and a sliding-window layer computes only the band it sees.
 
-use super::ops::{gemm, softmax_rows};
+use super::ops::softmax_rows;
+use super::packed::Packed;
 
 /// Queries per block.
 const BLOCK: usize = 256;
@@ -32,6 +33,9 @@ pub(crate) struct Scratch {
     /// ModernBERT's: a block's normalized input, and the gated feed-forward's product.
     pub normed: Vec<f32>,
     pub gated: Vec<f32>,
+    /// A head's keys (scaled: the right factor of `q·kᵀ/√d`) and values, packed.
+    pub keys: Packed,
+    pub values: Packed,
 }
 
 
@@ -51,6 +55,8 @@ pub(crate) fn attend(
         qkv,
         scores,
         context,
+        keys: packed_keys,
+        values: packed_values,
         ..
     } = s;
     let stride = qkv.len() / t.max(1);
@@ -73,19 +79,8 @@ pub(crate) fn attend(
             scores.clear();
             scores.resize(rows * keys, 0.0);
             // scores = q·kᵀ / √d, each row a query's weights over the keys.
-            gemm(
-                rows,
-                d,
-                keys,
-                scale,
-                &qkv[first * stride + q..],
-                (stride, 1),
-                &qkv[k0 * stride + k..],
-                (1, stride),
-                0.0,
-                scores,
-                keys,
-            );
+            packed_keys.pack(&qkv[k0 * stride + k..], d, keys, (1, stride), scale);
+            packed_keys.add_product(&qkv[first * stride + q..], stride, rows, 0..keys, scores, keys);
             if let Some(b) = bias.as_mut() {
                 b.add(qkv, head, first, k0, keys, scores);
             }
@@ -102,19 +97,9 @@ pub(crate) fn attend(
                 }
             }
             softmax_rows(scores, keys);
-            gemm(
-                rows,
-                keys,
-                d,
-                1.0,
-                scores,
-                (keys, 1),
-                &qkv[k0 * stride + v..],
-                (stride, 1),
-                0.0,
-                &mut context[first * h + head * d..],
-                h,
-            );
+            packed_values.pack(&qkv[k0 * stride + v..], keys, d, (stride, 1), 1.0);
+            let out = &mut context[first * h + head * d..];
+            packed_values.add_product(scores, keys, rows, 0..d, out, h);
         }
     }
 }

@@ -37,9 +37,9 @@ impl Layer {
     /// `qkv` under `attention.self.`.
     pub(super) fn load(w: &Weights, c: &Config, p: &str, qkv: [&str; 3]) -> Result<Self, String> {
         let (h, eps) = (c.hidden, c.eps);
-        let [q, k, v] = qkv.map(|n| Linear::load(w, &format!("{p}attention.self.{n}"), h, h));
+        let qkv = qkv.map(|n| format!("{p}attention.self.{n}"));
         Ok(Self {
-            qkv: Linear::stack(vec![q?, k?, v?]),
+            qkv: Linear::load_stacked(w, &qkv, h, h)?,
             attention_out: Linear::load(w, &format!("{p}attention.output.dense"), h, h)?,
             attention_norm: LayerNorm::load(w, &format!("{p}attention.output.LayerNorm"), h, eps)?,
             up: Linear::load(w, &format!("{p}intermediate.dense"), h, c.intermediate)?,

@@ -1,11 +1,42 @@
-//! `exp` and `erf` in f32 as branch-free polynomials, and row reductions over eight lanes, so that
-//! the softmax of attention scores and the GELU of the feed-forward compile to vector code: with
-//! the C library's scalar `expf` and `erff` they took a tenth of a BERT-base forward pass. PyTorch
-//! vectorizes both the same way (its `erf` is the same Abramowitz-Stegun form), so the outputs stay
-//! within 1e-6 of transformers'.
+//! `exp` and `erf` in f32 as branch-free polynomials, and row reductions over sixteen lanes, so
+//! that the softmax of attention scores, the GELU of the feed-forward and the layer norm compile to
+//! vector code: with the C library's scalar `expf` and `erff` the first two took a tenth of a
+//! BERT-base forward pass. PyTorch vectorizes both the same way (its `erf` is the same
+//! Abramowitz-Stegun form), so the outputs stay within 1e-6 of transformers'.
 
-/// Eight lanes: a loop over arrays of this width vectorizes with SSE2 or AVX.
-const LANES: usize = 8;
+/// Sixteen lanes: a loop over arrays of this width is one AVX-512 register, two AVX ones.
+const LANES: usize = 16;
+
+/// Defines `$name`, which runs `$portable` compiled for AVX-512F or AVX2 where the CPU has them.
+/// Without FMA (Rust never fuses a multiply and an add by itself), every build gives the portable
+/// code's bits.
+macro_rules! vectorized {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) => $portable:ident) => {
+        $(#[$doc])*
+        pub(crate) fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                unsafe fn avx512($($arg: $ty),*) {
+                    $portable($($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) {
+                    $portable($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F, checked above.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, checked above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $portable($($arg),*)
+        }
+    };
+}
 
 /// e^x within 2 ulp for x in [-87.3, 88.3] (Cephes' `expf`: x = n·ln 2 + r, a degree-6
 /// polynomial of r, then 2^n through the exponent bits). Below, e^-87.3 (1.2e-38): a masked score
@@ -42,34 +73,16 @@ pub(crate) fn erf(x: f32) -> f32 {
     (1.0 - poly * exp(-a * a)).copysign(x)
 }
 
-/// `f` over every element of `x`, in place.
+/// `f` over every element of `x`, in place. A flat loop: the loop vectorizer takes it a
+/// register at a time (over chunks of lanes it vectorized across the chunks, with gathers).
 #[inline(always)]
 pub(crate) fn map(x: &mut [f32], f: impl Fn(f32) -> f32) {
-    let mut chunks = x.chunks_exact_mut(LANES);
-    for chunk in &mut chunks {
-        for v in chunk.iter_mut() {
-            *v = f(*v);
-        }
-    }
-    chunks.into_remainder().iter_mut().for_each(|v| *v = f(*v));
+    x.iter_mut().for_each(|v| *v = f(*v));
 }
 
-/// Softmax of each row of `x` (rows of `cols`), in place, shifted by the row's maximum.
-pub(crate) fn softmax_rows(x: &mut [f32], cols: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked above.
-        return unsafe { softmax_rows_avx2(x, cols) };
-    }
-    softmax_rows_portable(x, cols);
-}
-
-/// The same code compiled for AVX2: eight lanes in one register. No FMA, so the results are
-/// those of the portable code to the bit.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn softmax_rows_avx2(x: &mut [f32], cols: usize) {
-    softmax_rows_portable(x, cols);
+vectorized! {
+    /// Softmax of each row of `x` (rows of `cols`), in place, shifted by the row's maximum.
+    fn softmax_rows(x: &mut [f32], cols: usize) => softmax_rows_portable
 }
 
 #[inline(always)]
@@ -81,25 +94,47 @@ fn softmax_rows_portable(x: &mut [f32], cols: usize) {
     }
 }
 
-/// GELU with the exact normal CDF, `x Φ(x) = x (1 + erf(x / √2)) / 2`, in place.
-pub(crate) fn gelu(x: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked above.
-        return unsafe { gelu_avx2(x) };
-    }
-    gelu_portable(x);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn gelu_avx2(x: &mut [f32]) {
-    gelu_portable(x);
+vectorized! {
+    /// GELU with the exact normal CDF, `x Φ(x) = x (1 + erf(x / √2)) / 2`, in place.
+    fn gelu(x: &mut [f32]) => gelu_portable
 }
 
 #[inline(always)]
 fn gelu_portable(x: &mut [f32]) {
     map(x, |v| 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2)));
+}
+
+vectorized! {
+    /// PyTorch's `LayerNorm` of each row of `x` (`w.len()` wide), in place: the biased variance,
+    /// `eps` inside the root, the mean and variance summed in f64 (PyTorch's CPU kernel
+    /// accumulates in higher precision than its input).
+    fn layer_norm_rows(x: &mut [f32], w: &[f32], b: &[f32], eps: f32) => layer_norm_rows_portable
+}
+
+#[inline(always)]
+fn layer_norm_rows_portable(x: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
+    let dim = w.len() as f64;
+    for row in x.chunks_exact_mut(w.len()) {
+        let mean = sum_f64(row, f64::from) / dim;
+        let var = sum_f64(row, |v| (f64::from(v) - mean) * (f64::from(v) - mean)) / dim;
+        let inv = 1.0 / (var + f64::from(eps)).sqrt();
+        for ((v, w), b) in row.iter_mut().zip(w).zip(b) {
+            *v = ((f64::from(*v) - mean) * inv) as f32 * w + b;
+        }
+    }
+}
+
+/// The sum of `f` over `x`, in f64, over the lanes.
+#[inline(always)]
+fn sum_f64(x: &[f32], f: impl Fn(f32) -> f64) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            *l += f(v);
+        }
+    }
+    lanes.iter().sum::<f64>() + chunks.remainder().iter().map(|&v| f(v)).sum::<f64>()
 }
 
 /// The largest element of `x` (-inf for none).
@@ -170,12 +205,33 @@ mod tests {
         let mut portable = rows.clone();
         softmax_rows_portable(&mut portable, 20);
         softmax_rows(&mut rows, 20);
-        assert_eq!(rows, portable, "the AVX2 build gives the portable bits");
+        assert_eq!(rows, portable, "the vector builds give the portable bits");
         assert!(rows.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
         let mut x = vec![-3.0, -1.0, 0.0, 1.0, 2.5];
         gelu(&mut x);
         let exact = [-0.004_049_694, -0.158_655_25, 0.0, 0.841_344_7, 2.484_475_8];
         assert!(x.iter().zip(exact).all(|(a, b)| (a - b).abs() < 1e-6), "{x:?}");
+    }
+
+    #[test]
+    fn layer_norm_gives_its_definition_past_the_lanes() {
+        let dim = 37;
+        let mut x: Vec<f32> = (0..3 * dim).map(|i| ((i * 13 % 29) as f32 - 14.0) / 3.0).collect();
+        let (w, b): (Vec<f32>, Vec<f32>) =
+            (0..dim).map(|i| (1.0 + i as f32 / 10.0, i as f32 / 7.0 - 2.0)).unzip();
+        let mut want = x.clone();
+        for row in want.chunks_exact_mut(dim) {
+            let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / dim as f64;
+            let var = row.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / dim as f64;
+            for ((v, w), b) in row.iter_mut().zip(&w).zip(&b) {
+                *v = ((f64::from(*v) - mean) / (var + 1e-5).sqrt()) as f32 * w + b;
+            }
+        }
+        let mut portable = x.clone();
+        layer_norm_rows_portable(&mut portable, &w, &b, 1e-5);
+        layer_norm_rows(&mut x, &w, &b, 1e-5);
+        assert_eq!(x, portable, "the vector builds give the portable bits");
+        assert!(x.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5), "{x:?}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod input;
 mod lanes;
 mod modernbert;
 mod ops;
+mod packed;
 mod static_model;
 mod transformer;
 mod weights;

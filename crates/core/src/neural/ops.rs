@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::lanes;
 pub(crate) use super::lanes::softmax_rows;
+use super::packed::Packed;
 use super::weights::Weights;
 
 /// `c = alpha * a·b + beta * c` for row-major strided views: `a` is `m x k` (row stride `rsa`,
@@ -77,9 +78,9 @@ pub(crate) fn transposed(src: &[f32], rows: usize, cols: usize, stride: usize, o
 }
 
 /// A dense layer `y = x·Wᵀ + b`. PyTorch's `Linear` stores `W` as `out x in`; it is kept here
-/// transposed (`in x out`), so that the multiplication reads it a row at a time.
+/// transposed (`in x out`) and packed for the CPU's kernel ([`Packed`]).
 pub(crate) struct Linear {
-    w_t: Vec<f32>,
+    w: Packed,
     b: Vec<f32>,
     inputs: usize,
     outputs: usize,
@@ -106,33 +107,37 @@ impl Linear {
         bias: bool,
     ) -> Result<Self, String> {
         let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
-        let w_t = transposed(&weight, outputs, inputs, 1, 0);
         let b = if bias {
             w.take(&format!("{name}.bias"), &[outputs])?
         } else {
             vec![0.0; outputs]
         };
-        Ok(Self {
-            w_t,
-            b,
-            inputs,
-            outputs,
-        })
+        Ok(Self::new(&transposed(&weight, outputs, inputs, 1, 0), b, inputs))
     }
 
-    /// Several layers over the same input as one (query, key and value): their outputs side by side.
-    pub(crate) fn stack(parts: Vec<Linear>) -> Self {
-        let inputs = parts.first().map_or(0, |p| p.inputs);
-        let outputs = parts.iter().map(|p| p.outputs).sum();
-        let mut w_t = Vec::with_capacity(inputs * outputs);
-        for i in 0..inputs {
-            for p in &parts {
-                w_t.extend_from_slice(&p.w_t[i * p.outputs..(i + 1) * p.outputs]);
-            }
+    /// Layers of `outputs` each over the same input as one (query, key and value): their
+    /// outputs side by side.
+    pub(crate) fn load_stacked(
+        w: &Weights,
+        names: &[String],
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<Self, String> {
+        let mut parts = Vec::with_capacity(names.len());
+        let mut b = Vec::with_capacity(names.len() * outputs);
+        for name in names {
+            let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
+            parts.push(transposed(&weight, outputs, inputs, 1, 0));
+            b.extend(w.take(&format!("{name}.bias"), &[outputs])?);
         }
-        let b = parts.iter().flat_map(|p| p.b.iter().copied()).collect();
+        Ok(Self::new(&side_by_side(&parts, inputs), b, inputs))
+    }
+
+    /// The layer of `w_t` (`inputs x outputs`, row-major) and bias `b` (`outputs`).
+    fn new(w_t: &[f32], b: Vec<f32>, inputs: usize) -> Self {
+        let outputs = b.len();
         Self {
-            w_t,
+            w: Packed::new(w_t, inputs, outputs),
             b,
             inputs,
             outputs,
@@ -152,20 +157,21 @@ impl Linear {
         for _ in 0..rows {
             y.extend_from_slice(bias);
         }
-        gemm(
-            rows,
-            self.inputs,
-            bias.len(),
-            1.0,
-            x,
-            (self.inputs, 1),
-            &self.w_t[columns.start..],
-            (self.outputs, 1),
-            1.0,
-            y,
-            bias.len(),
-        );
+        let width = columns.len();
+        self.w.add_product(x, self.inputs, rows, columns, y, width);
     }
+}
+
+/// Row-major matrices of `inputs` rows each, joined row by row: `[A | B | ...]`.
+fn side_by_side(parts: &[Vec<f32>], inputs: usize) -> Vec<f32> {
+    let width = |p: &Vec<f32>| p.len() / inputs.max(1);
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for i in 0..inputs {
+        for p in parts {
+            out.extend_from_slice(&p[i * width(p)..(i + 1) * width(p)]);
+        }
+    }
+    out
 }
 
 /// PyTorch's `LayerNorm` over each row of `x`: biased variance, `eps` inside the root.
@@ -203,16 +209,7 @@ impl LayerNorm {
 
     /// Normalizes every row of `x` in place.
     pub(crate) fn apply(&self, x: &mut [f32]) {
-        let dim = self.w.len() as f64;
-        for row in x.chunks_exact_mut(self.w.len()) {
-            // Sums in f64: PyTorch's CPU kernel accumulates in higher precision than its input.
-            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / dim;
-            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / dim;
-            let inv = 1.0 / (var + self.eps as f64).sqrt();
-            for ((v, w), b) in row.iter_mut().zip(&self.w).zip(&self.b) {
-                *v = ((*v as f64 - mean) * inv) as f32 * w + b;
-            }
-        }
+        lanes::layer_norm_rows(x, &self.w, &self.b, self.eps);
     }
 }
 
@@ -275,18 +272,9 @@ mod tests {
     #[test]
     fn stacked_layers_give_each_layers_outputs_side_by_side() {
         // Two layers of 2 inputs: W1 = [[1, 2]], W2 = [[3, 4], [5, 6]] (out x in), biases 0.
-        let layer = |w: Vec<f32>, outputs: usize| {
-            Linear {
-                w_t: transposed(&w, outputs, 2, 1, 0),
-                b: vec![0.0; outputs],
-                inputs: 2,
-                outputs,
-            }
-        };
-        let both = Linear::stack(vec![
-            layer(vec![1.0, 2.0], 1),
-            layer(vec![3.0, 4.0, 5.0, 6.0], 2),
-        ]);
+        let w1 = transposed(&[1.0, 2.0], 1, 2, 1, 0);
+        let w2 = transposed(&[3.0, 4.0, 5.0, 6.0], 2, 2, 1, 0);
+        let both = Linear::new(&side_by_side(&[w1, w2], 2), vec![0.0; 3], 2);
         let mut y = Vec::new();
         both.apply(&[1.0, 1.0, 2.0, 0.0], 2, &mut y);
         assert_eq!(y, [3.0, 7.0, 11.0, 2.0, 6.0, 10.0]);
