@@ -167,7 +167,6 @@ impl DebertaEncoder {
         let indices: Vec<usize> = (-(t as i64 - 1)..t as i64)
             .map(|delta| relative_index(delta, &self.settings))
             .collect();
-        let mut s = Scratch::default();
         // One for every layer, so that its buffers are allocated once per document.
         let mut bias = Relative {
             d: h / self.heads,
@@ -180,17 +179,19 @@ impl DebertaEncoder {
             p2c: Vec::new(),
             p2c_head: None,
         };
-        for (i, layer) in self.layers.iter().enumerate() {
-            layer.project(&x, t, &mut s);
-            bias.keys = self.position_keys.get(i).map_or(&[], |k| k);
-            bias.queries = self.position_queries.get(i).map_or(&[], |q| q);
-            bias.p2c_head = None;
-            attend(&mut s, t, self.heads, None, Some(&mut bias));
-            layer.finish(self.activation, &mut x, t, &mut s);
-            if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
-                conv.apply(e, &mut x, t);
+        Scratch::with(|s| {
+            for (i, layer) in self.layers.iter().enumerate() {
+                layer.project(&x, t, s);
+                bias.keys = self.position_keys.get(i).map_or(&[], |k| k);
+                bias.queries = self.position_queries.get(i).map_or(&[], |q| q);
+                bias.p2c_head = None;
+                attend(s, t, self.heads, None, Some(&mut bias));
+                layer.finish(self.activation, &mut x, t, s);
+                if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
+                    conv.apply(e, &mut x, t);
+                }
             }
-        }
+        });
         Ok(x)
     }
 }

@@ -129,10 +129,11 @@ impl Encoder {
             x.extend(word.iter().zip(ty).zip(pos).map(|((w, t), p)| (w + t) + p));
         }
         self.norm.apply(&mut x);
-        let mut s = Scratch::default();
-        for layer in &self.layers {
-            self.layer(layer, &mut x, t, &mut s);
-        }
+        Scratch::with(|s| {
+            for layer in &self.layers {
+                self.layer(layer, &mut x, t, s);
+            }
+        });
         Ok(x)
     }
 

@@ -140,12 +140,15 @@ impl Model {
         })
     }
 
-    /// The bytes of `dir`'s `model.safetensors`, checked against the folder's pin.
-    pub(crate) fn weights(dir: &Path, pin: Option<&str>) -> Result<Vec<u8>, Fault> {
+    /// The bytes of `dir`'s `model.safetensors`.
+    pub(crate) fn weights(dir: &Path) -> Result<Vec<u8>, Fault> {
         let file = dir.join("model.safetensors");
-        let bytes = crate::load::read_file(&file).map_err(|e| Fault::file("model.safetensors", e))?;
-        crate::load::verify_weights(&dir.to_string_lossy(), &bytes, pin).map_err(|e| Fault::file("model.safetensors", e))?;
-        Ok(bytes)
+        crate::load::read_file(&file).map_err(|e| Fault::file("model.safetensors", e))
+    }
+
+    /// Checks `bytes`, `dir`'s weights, against the folder's pin, and records their hash.
+    pub(crate) fn verify(dir: &Path, bytes: &[u8], pin: Option<&str>) -> Result<(), Fault> {
+        crate::load::verify_weights(&dir.to_string_lossy(), bytes, pin).map_err(|e| Fault::file("model.safetensors", e))
     }
 
     fn error(dir: &str, fault: Fault) -> TokqError {

@@ -131,11 +131,12 @@ impl ModernEncoder {
         let mut rotary = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
         angles(&self.global_freqs, t, &mut rotary[0].0, &mut rotary[0].1);
         angles(&self.local_freqs, t, &mut rotary[1].0, &mut rotary[1].1);
-        let mut s = Scratch::default();
-        for layer in &self.layers {
-            let (cos, sin) = &rotary[usize::from(!layer.global)];
-            self.layer(layer, &mut x, t, cos, sin, &mut s);
-        }
+        Scratch::with(|s| {
+            for layer in &self.layers {
+                let (cos, sin) = &rotary[usize::from(!layer.global)];
+                self.layer(layer, &mut x, t, cos, sin, s);
+            }
+        });
         self.final_norm.apply(&mut x);
         Ok(x)
     }

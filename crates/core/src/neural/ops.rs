@@ -60,8 +60,8 @@ pub(crate) fn gemm(
 }
 
 /// A `rows x cols` matrix whose element `(r, c)` is `src[(r * cols + c) * stride + offset]`,
-/// transposed into `cols x rows` row-major: PyTorch's `out x in` weights (stride 1) and one tap
-/// of a `Conv1d`'s `out x in x tap` (stride = taps). In tiles, so that both sides stay in cache.
+/// transposed into `cols x rows` row-major: one tap of a `Conv1d`'s `out x in x tap` weights
+/// (stride = taps). In tiles, so that both sides stay in cache.
 pub(crate) fn transposed(src: &[f32], rows: usize, cols: usize, stride: usize, offset: usize) -> Vec<f32> {
     const TILE: usize = 32;
     let mut out = vec![0.0; rows * cols];
@@ -77,8 +77,8 @@ pub(crate) fn transposed(src: &[f32], rows: usize, cols: usize, stride: usize, o
     out
 }
 
-/// A dense layer `y = x·Wᵀ + b`. PyTorch's `Linear` stores `W` as `out x in`; it is kept here
-/// transposed (`in x out`) and packed for the CPU's kernel ([`Packed`]).
+/// A dense layer `y = x·Wᵀ + b`. PyTorch's `Linear` stores `W` as `out x in`; it is packed
+/// transposed (`in x out`) for the CPU's kernel ([`Packed`]), read straight from the file's layout.
 pub(crate) struct Linear {
     w: Packed,
     b: Vec<f32>,
@@ -112,32 +112,33 @@ impl Linear {
         } else {
             vec![0.0; outputs]
         };
-        Ok(Self::new(&transposed(&weight, outputs, inputs, 1, 0), b, inputs))
+        Ok(Self::new(&weight, b, inputs))
     }
 
     /// Layers of `outputs` each over the same input as one (query, key and value): their
-    /// outputs side by side.
+    /// outputs side by side, as their weights one under the other.
     pub(crate) fn load_stacked(
         w: &Weights,
         names: &[String],
         inputs: usize,
         outputs: usize,
     ) -> Result<Self, String> {
-        let mut parts = Vec::with_capacity(names.len());
+        let mut weight = Vec::with_capacity(names.len() * outputs * inputs);
         let mut b = Vec::with_capacity(names.len() * outputs);
         for name in names {
-            let weight = w.take(&format!("{name}.weight"), &[outputs, inputs])?;
-            parts.push(transposed(&weight, outputs, inputs, 1, 0));
+            weight.extend(w.take(&format!("{name}.weight"), &[outputs, inputs])?);
             b.extend(w.take(&format!("{name}.bias"), &[outputs])?);
         }
-        Ok(Self::new(&side_by_side(&parts, inputs), b, inputs))
+        Ok(Self::new(&weight, b, inputs))
     }
 
-    /// The layer of `w_t` (`inputs x outputs`, row-major) and bias `b` (`outputs`).
-    fn new(w_t: &[f32], b: Vec<f32>, inputs: usize) -> Self {
+    /// The layer of `weight` (`outputs x inputs`, row-major) and bias `b` (`outputs`).
+    fn new(weight: &[f32], b: Vec<f32>, inputs: usize) -> Self {
         let outputs = b.len();
+        let mut w = Packed::default();
+        w.pack(weight, inputs, outputs, (1, inputs), 1.0);
         Self {
-            w: Packed::new(w_t, inputs, outputs),
+            w,
             b,
             inputs,
             outputs,
@@ -160,18 +161,6 @@ impl Linear {
         let width = columns.len();
         self.w.add_product(x, self.inputs, rows, columns, y, width);
     }
-}
-
-/// Row-major matrices of `inputs` rows each, joined row by row: `[A | B | ...]`.
-fn side_by_side(parts: &[Vec<f32>], inputs: usize) -> Vec<f32> {
-    let width = |p: &Vec<f32>| p.len() / inputs.max(1);
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for i in 0..inputs {
-        for p in parts {
-            out.extend_from_slice(&p[i * width(p)..(i + 1) * width(p)]);
-        }
-    }
-    out
 }
 
 /// PyTorch's `LayerNorm` over each row of `x`: biased variance, `eps` inside the root.
@@ -272,9 +261,7 @@ mod tests {
     #[test]
     fn stacked_layers_give_each_layers_outputs_side_by_side() {
         // Two layers of 2 inputs: W1 = [[1, 2]], W2 = [[3, 4], [5, 6]] (out x in), biases 0.
-        let w1 = transposed(&[1.0, 2.0], 1, 2, 1, 0);
-        let w2 = transposed(&[3.0, 4.0, 5.0, 6.0], 2, 2, 1, 0);
-        let both = Linear::new(&side_by_side(&[w1, w2], 2), vec![0.0; 3], 2);
+        let both = Linear::new(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], vec![0.0; 3], 2);
         let mut y = Vec::new();
         both.apply(&[1.0, 1.0, 2.0, 0.0], 2, &mut y);
         assert_eq!(y, [3.0, 7.0, 11.0, 2.0, 6.0, 10.0]);

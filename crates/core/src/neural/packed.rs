@@ -81,13 +81,6 @@ impl Default for Packed {
 }
 
 impl Packed {
-    /// `w`, `k x n` row-major.
-    pub(crate) fn new(w: &[f32], k: usize, n: usize) -> Self {
-        let mut packed = Self::default();
-        packed.pack(w, k, n, (n, 1), 1.0);
-        packed
-    }
-
     /// Packs the `k x n` matrix whose element `(i, j)` is `b[i * rs + j * cs]`, times `factor`,
     /// in place of what was packed.
     pub(crate) fn pack(

@@ -65,7 +65,7 @@ impl Head {
         }
         let fail = |e: String| Fault::file("head.safetensors", e);
         let bytes = crate::load::read_file(&dir.join("head.safetensors")).map_err(fail)?;
-        let w = Weights::parse(bytes).map_err(fail)?;
+        let w = Weights::parse(&bytes).map_err(fail)?;
         let head = &config["head_config"];
         let bad = |e: String| Fault::file("config.json", e);
         let n = head["n_layers"].as_u64().unwrap_or(0) as usize;
@@ -143,8 +143,9 @@ impl StaticModel {
         let tokenizer = cached(&tokenizer_file.display().to_string())
             .map_err(|e| Fault::file("tokenizer.json", e.to_string()))?;
 
-        let bytes = super::Model::weights(dir, pin)?;
-        let w = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
+        let bytes = super::Model::weights(dir)?;
+        super::Model::verify(dir, &bytes, pin)?;
+        let w = Weights::parse(&bytes).map_err(|e| Fault::file("model.safetensors", e))?;
         let fail = |e: String| Fault::file("model.safetensors", e);
         let (rows, dim) = match w.shape("embeddings") {
             Some(&[rows, dim]) if rows > 0 && dim > 0 => (rows, dim),

@@ -59,14 +59,33 @@ impl Transformer {
     /// `model.safetensors` is there.
     pub(crate) fn load(dir: &Path, config: &str, pin: Option<&str>) -> Result<Self, Fault> {
         let config = Config::parse(config).map_err(|e| Fault::file("config.json", e))?;
-        let bytes = super::Model::weights(dir, pin)?;
-        let weights = Weights::parse(bytes).map_err(|e| Fault::file("model.safetensors", e))?;
-        let input = Input::load(dir, config.max_tokens(), config.vocab)
-            .map_err(|(file, cause)| Fault::File(file, cause))?;
-        Self::build(&weights, config, input).map_err(|e| Fault::file("model.safetensors", e))
+        let bytes = super::Model::weights(dir)?;
+        let (max_tokens, vocab) = (config.max_tokens(), config.vocab);
+        // The weights' hash and the tokenizer on threads of their own beside the layers' packing:
+        // where a second partition waits for this model, its core does that work. Errors come
+        // in the order of the steps.
+        let (hashed, input, layers) = std::thread::scope(|s| {
+            let hashed = s.spawn(|| super::Model::verify(dir, &bytes, pin));
+            let input = s.spawn(move || Input::load(dir, max_tokens, vocab));
+            let layers = Weights::parse(&bytes).map(|w| Self::build(&w, &config));
+            (joined(hashed), joined(input), layers)
+        });
+        let in_weights = |e: String| Fault::file("model.safetensors", e);
+        hashed?;
+        let layers = layers.map_err(in_weights)?;
+        let input = input.map_err(|(file, cause)| Fault::File(file, cause))?;
+        let (body, pooler, head) = layers.map_err(in_weights)?;
+        Ok(Self {
+            config,
+            input,
+            body,
+            pooler,
+            head,
+        })
     }
 
-    fn build(w: &Weights, config: Config, input: Input) -> Result<Self, String> {
+    /// The encoder, pooler and head the weights hold.
+    fn build(w: &Weights, config: &Config) -> Result<(Body, Option<Linear>, Option<Head>), String> {
         let h = config.hidden;
         let n = config.labels.len();
         // A task model keeps the encoder under `bert.`/`roberta.`/`model.`; a bare one at the top.
@@ -80,9 +99,9 @@ impl Transformer {
             String::new()
         };
         let body = match (&config.modern, &config.deberta) {
-            (Some(m), _) => Body::Modern(ModernEncoder::load(w, &config, m, &prefix)?),
-            (_, Some(d)) => Body::Deberta(DebertaEncoder::load(w, &config, d, &prefix)?),
-            _ => Body::Bert(Encoder::load(w, &config, &prefix)?),
+            (Some(m), _) => Body::Modern(ModernEncoder::load(w, config, m, &prefix)?),
+            (_, Some(d)) => Body::Deberta(DebertaEncoder::load(w, config, d, &prefix)?),
+            _ => Body::Bert(Encoder::load(w, config, &prefix)?),
         };
         // DeBERTa's `pooler.dense` belongs to its classification head.
         let pooler = (config.deberta.is_none() && w.has(&format!("{prefix}pooler.dense.weight")))
@@ -119,13 +138,7 @@ impl Transformer {
         if matches!(head, Some(Head::Bert { .. })) && pooler.is_none() {
             return Err(format!("a BERT classifier without {prefix}pooler.dense: the file holds only part of the model"));
         }
-        Ok(Self {
-            config,
-            input,
-            body,
-            pooler,
-            head,
-        })
+        Ok((body, pooler, head))
     }
 
     /// The label names, by id (`id2label`).
@@ -242,4 +255,9 @@ fn mean_rows(states: &[f32], h: usize, tokens: usize) -> Vec<f32> {
         sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
     }
     sum.iter().map(|s| s / tokens as f32).collect()
+}
+
+/// What a scoped thread returned; its panic goes on in the caller.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

@@ -35,16 +35,16 @@ impl Dtype {
     }
 }
 
-/// A parsed file; [`Weights::take`] converts one tensor at a time.
-pub(crate) struct Weights {
-    bytes: Vec<u8>,
+/// A parsed file's bytes; [`Weights::take`] converts one tensor at a time.
+pub(crate) struct Weights<'a> {
+    bytes: &'a [u8],
     data: usize,
     entries: HashMap<String, Entry>,
 }
 
-impl Weights {
+impl<'a> Weights<'a> {
     /// Parses the header of a file's bytes and checks every tensor's range against the data.
-    pub(crate) fn parse(bytes: Vec<u8>) -> Result<Self, String> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, String> {
         let len = bytes
             .get(..8)
             .ok_or("shorter than the 8-byte header length: not a safetensors file")?;
@@ -199,7 +199,8 @@ mod tests {
 
     #[test]
     fn reads_a_tensor_and_checks_its_shape() {
-        let w = Weights::parse(file("a.weight", &[2, 2], &[1.0, 2.0, 3.0, 4.0])).unwrap();
+        let bytes = file("a.weight", &[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let w = Weights::parse(&bytes).unwrap();
         assert_eq!(
             w.take("a.weight", &[2, 2]).unwrap(),
             vec![1.0, 2.0, 3.0, 4.0]
@@ -216,19 +217,19 @@ mod tests {
 
     #[test]
     fn damaged_files_are_refused_in_words() {
-        assert!(Weights::parse(vec![1, 2])
+        assert!(Weights::parse(&[1, 2])
             .err()
             .unwrap()
             .contains("not a safetensors file"));
         let mut f = file("a", &[2], &[1.0, 2.0]);
         f.truncate(f.len() - 1);
-        assert!(Weights::parse(f)
+        assert!(Weights::parse(&f)
             .err()
             .unwrap()
             .contains("damaged or truncated"));
         let mut f = file("a", &[2], &[1.0, 2.0]);
         f[0] = 0xff;
-        assert!(Weights::parse(f)
+        assert!(Weights::parse(&f)
             .err()
             .unwrap()
             .contains("more than the file holds"));
