@@ -38,8 +38,13 @@ impl Input {
         let file = dir.join("tokenizer.json");
         let name = file.display().to_string();
         let bytes = crate::load::read_file(&file).map_err(|e| (name.clone(), e))?;
-        let (probe, _) = HfTokenizer::from_bytes(&bytes)
-            .map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
+        // The probe (its special tokens, its size) and the encoder are two loads of the file: on
+        // two threads, so that one waits for the longer of them.
+        let (probe, tokenizer) = std::thread::scope(|s| {
+            let tokenizer = s.spawn(|| cached(&name));
+            (HfTokenizer::from_bytes(&bytes), super::joined(tokenizer))
+        });
+        let (probe, _) = probe.map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
         if probe.vocab_size() > vocab {
             return Err((name, format!("gives ids up to {} but the model has {vocab} embeddings (config.json's vocab_size): the tokenizer is not the model's", probe.vocab_size() - 1)));
         }
@@ -54,7 +59,7 @@ impl Input {
                 format!("a maximum length of {max} leaves no room beside the special tokens"),
             )
         })?;
-        let tokenizer = cached(&name).map_err(|e| (name, e.to_string()))?;
+        let tokenizer = tokenizer.map_err(|e| (name, e.to_string()))?;
         Ok(Self {
             tokenizer,
             template,

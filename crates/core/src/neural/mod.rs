@@ -34,6 +34,11 @@ use transformer::Transformer;
 use crate::error::{Result, TokqError};
 use crate::load::Cache;
 
+/// What a scoped thread returned; its panic goes on in the caller.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// How [`Model::embed`] pools the last hidden states into one vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pooling {

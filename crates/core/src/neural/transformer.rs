@@ -68,7 +68,7 @@ impl Transformer {
             let hashed = s.spawn(|| super::Model::verify(dir, &bytes, pin));
             let input = s.spawn(move || Input::load(dir, max_tokens, vocab));
             let layers = Weights::parse(&bytes).map(|w| Self::build(&w, &config));
-            (joined(hashed), joined(input), layers)
+            (super::joined(hashed), super::joined(input), layers)
         });
         let in_weights = |e: String| Fault::file("model.safetensors", e);
         hashed?;
@@ -255,9 +255,4 @@ fn mean_rows(states: &[f32], h: usize, tokens: usize) -> Vec<f32> {
         sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
     }
     sum.iter().map(|s| s / tokens as f32).collect()
-}
-
-/// What a scoped thread returned; its panic goes on in the caller.
-fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
