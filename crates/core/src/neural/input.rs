@@ -38,13 +38,19 @@ impl Input {
         let file = dir.join("tokenizer.json");
         let name = file.display().to_string();
         let bytes = crate::load::read_file(&file).map_err(|e| (name.clone(), e))?;
-        // The probe (its special tokens, its size) and the encoder are two loads of the file: on
-        // two threads, so that one waits for the longer of them.
-        let (probe, tokenizer) = std::thread::scope(|s| {
-            let tokenizer = s.spawn(|| cached(&name));
-            (HfTokenizer::from_bytes(&bytes), super::joined(tokenizer))
-        });
-        let (probe, _) = probe.map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?;
+        // The special tokens and the size come from the `tokenizers` crate's reading of the file:
+        // the encoder's own where it is that (WordPiece), a second load where tokq encodes.
+        let tokenizer = cached(&name);
+        let own;
+        let probe = match tokenizer.as_ref().ok().and_then(|t| t.as_hf()) {
+            Some(hf) => hf,
+            None => {
+                own = HfTokenizer::from_bytes(&bytes)
+                    .map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?
+                    .0;
+                &own
+            }
+        };
         if probe.vocab_size() > vocab {
             return Err((name, format!("gives ids up to {} but the model has {vocab} embeddings (config.json's vocab_size): the tokenizer is not the model's", probe.vocab_size() - 1)));
         }

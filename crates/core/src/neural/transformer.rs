@@ -45,6 +45,9 @@ enum Body {
     Modern(ModernEncoder),
 }
 
+/// The encoder, its pooler and its head.
+type Layers = (Body, Option<Linear>, Option<Head>);
+
 /// A loaded encoder folder.
 pub(crate) struct Transformer {
     config: Config,
@@ -59,22 +62,19 @@ impl Transformer {
     /// `model.safetensors` is there.
     pub(crate) fn load(dir: &Path, config: &str, pin: Option<&str>) -> Result<Self, Fault> {
         let config = Config::parse(config).map_err(|e| Fault::file("config.json", e))?;
-        let bytes = super::Model::weights(dir)?;
         let (max_tokens, vocab) = (config.max_tokens(), config.vocab);
-        // The weights' hash and the tokenizer on threads of their own beside the layers' packing:
-        // where a second partition waits for this model, its core does that work. Errors come
-        // in the order of the steps.
-        let (hashed, input, layers) = std::thread::scope(|s| {
-            let hashed = s.spawn(|| super::Model::verify(dir, &bytes, pin));
+        // The tokenizer on a thread of its own from the start, beside the weights' reading and
+        // packing: where a second partition waits for this model, its core does that work.
+        let (input, layers) = std::thread::scope(|s| {
             let input = s.spawn(move || Input::load(dir, max_tokens, vocab));
-            let layers = Weights::parse(&bytes).map(|w| Self::build(&w, &config));
-            (super::joined(hashed), super::joined(input), layers)
+            let layers = Self::load_layers(dir, pin, &config);
+            (super::joined(input), layers)
         });
-        let in_weights = |e: String| Fault::file("model.safetensors", e);
-        hashed?;
-        let layers = layers.map_err(in_weights)?;
+        // A file that does not read comes first, then a tokenizer that is not the model's, then
+        // weights that are not what config.json describes.
+        let layers = layers?;
         let input = input.map_err(|(file, cause)| Fault::File(file, cause))?;
-        let (body, pooler, head) = layers.map_err(in_weights)?;
+        let (body, pooler, head) = layers.map_err(|e| Fault::file("model.safetensors", e))?;
         Ok(Self {
             config,
             input,
@@ -84,8 +84,21 @@ impl Transformer {
         })
     }
 
+    /// The layers of `dir`'s weights, which are hashed meanwhile on another thread: a file that
+    /// does not read, match its pin or parse (outer), or layers that do not fit the config (inner).
+    fn load_layers(dir: &Path, pin: Option<&str>, config: &Config) -> Result<Result<Layers, String>, Fault> {
+        let bytes = super::Model::weights(dir)?;
+        let (hashed, layers) = std::thread::scope(|s| {
+            let hashed = s.spawn(|| super::Model::verify(dir, &bytes, pin));
+            let layers = Weights::parse(&bytes).map(|w| Self::build(&w, config));
+            (super::joined(hashed), layers)
+        });
+        hashed?;
+        layers.map_err(|e| Fault::file("model.safetensors", e))
+    }
+
     /// The encoder, pooler and head the weights hold.
-    fn build(w: &Weights, config: &Config) -> Result<(Body, Option<Linear>, Option<Head>), String> {
+    fn build(w: &Weights, config: &Config) -> Result<Layers, String> {
         let h = config.hidden;
         let n = config.labels.len();
         // A task model keeps the encoder under `bert.`/`roberta.`/`model.`; a bare one at the top.

@@ -118,4 +118,8 @@ impl Encode for HfTokenizer {
     fn backend(&self) -> &'static str {
         "hf-tokenizers"
     }
+
+    fn as_hf(&self) -> Option<&HfTokenizer> {
+        Some(self)
+    }
 }

@@ -35,6 +35,11 @@ pub trait Encode: Send + Sync {
     fn cache_stats(&self) -> Option<fast::CacheStats> {
         None
     }
+    /// The `tokenizers` crate's encoder, where this is it: a model's input reads its special
+    /// tokens from it rather than loading the file a second time.
+    fn as_hf(&self) -> Option<&hf::HfTokenizer> {
+        None
+    }
 }
 
 /// A loaded tokenizer with what the output footer records about it.
@@ -159,6 +164,11 @@ impl Tokenizer {
     /// The encoder's name.
     pub fn backend(&self) -> &'static str {
         self.encoder.backend()
+    }
+
+    /// The `tokenizers` crate's encoder, where the file is on it.
+    pub fn as_hf(&self) -> Option<&hf::HfTokenizer> {
+        self.encoder.as_hf()
     }
 
     /// Appends the ids of `text` to `out`, encoding long texts chunk by chunk on the reference
