@@ -45,18 +45,36 @@ impl Scratch {
     /// Runs `f` with this thread's buffers, kept from one document to the next: freed, a
     /// document's megabytes of activations went back to the system and were faulted in again
     /// for the next (130,000 page faults over 64 documents of a small encoder, 4% of its run).
-    /// They hold at most what the thread's longest document needed.
+    /// Past [`KEPT_BYTES`] (a long document of a wide model) they are let go, so that an idle
+    /// thread holds little.
     pub(crate) fn with<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
         thread_local! {
             static SCRATCH: RefCell<Scratch> = RefCell::default();
         }
         SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => f(&mut s),
+            Ok(mut s) => {
+                let out = f(&mut s);
+                if s.bytes() > KEPT_BYTES {
+                    *s = Scratch::default();
+                }
+                out
+            }
             // Not reached by the encoders (none runs another inside); fresh buffers if one did.
             Err(_) => f(&mut Scratch::default()),
         })
     }
+
+    /// What the buffers hold allocated.
+    fn bytes(&self) -> usize {
+        let vecs = [&self.qkv, &self.context, &self.scores, &self.projected, &self.inner, &self.normed, &self.gated];
+        let floats: usize = vecs.iter().map(|v| v.capacity()).sum();
+        floats * 4 + self.keys.bytes() + self.values.bytes()
+    }
 }
+
+/// The most a thread's buffers keep between documents: a 512-token document of a BERT-large
+/// (hidden 1,024, feed-forward 4,096) needs about 20 MiB.
+const KEPT_BYTES: usize = 32 << 20;
 
 /// The attention of `t` tokens over `heads` heads. `s.qkv` holds each token's queries, keys and
 /// values side by side (`t x 3h`, each `h` wide, head after head, as a fused QKV layer gives them);
@@ -180,6 +198,14 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_threads_buffers_outlive_a_document_up_to_their_bound() {
+        Scratch::with(|s| s.qkv.reserve(1000));
+        Scratch::with(|s| assert!(s.qkv.capacity() >= 1000, "kept for the next document"));
+        Scratch::with(|s| s.inner.reserve(KEPT_BYTES / 4 + 1));
+        Scratch::with(|s| assert_eq!(s.inner.capacity() + s.qkv.capacity(), 0, "let go past the bound"));
     }
 
     #[test]

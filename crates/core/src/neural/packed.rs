@@ -81,6 +81,11 @@ impl Default for Packed {
 }
 
 impl Packed {
+    /// What the buffer holds allocated.
+    pub(crate) fn bytes(&self) -> usize {
+        self.data.capacity() * 4
+    }
+
     /// Packs the `k x n` matrix whose element `(i, j)` is `b[i * rs + j * cs]`, times `factor`,
     /// in place of what was packed.
     pub(crate) fn pack(
