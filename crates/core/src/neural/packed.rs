@@ -178,19 +178,9 @@ impl Packed {
                     debug_assert!(
                         a.len() >= (rows - 1) * lda + kc && c.len() >= (rows - 1) * ldc + valid
                     );
+                    let call = Call { kc, a: a.as_ptr(), lda, b: panel.as_ptr(), c: c.as_mut_ptr(), ldc, valid };
                     // SAFETY: the bounds above; the CPU has the kernel's features (`detect`).
-                    unsafe {
-                        self.kernel.run(
-                            rows,
-                            kc,
-                            a.as_ptr(),
-                            lda,
-                            panel.as_ptr(),
-                            c.as_mut_ptr(),
-                            ldc,
-                            valid,
-                        )
-                    };
+                    unsafe { self.kernel.run(rows, call) };
                 }
             }
         }
@@ -207,114 +197,141 @@ macro_rules! for_rows {
     };
 }
 
+/// One call of a kernel: `c[r][j] += Σ a[r][i]·b[i][j]` for `r <` the rows it is instantiated
+/// for, `i < kc`, `j < valid`; `a` with row stride `lda`, `b` a panel (`kc x` the tile's width,
+/// aligned), `c` with row stride `ldc`.
+#[derive(Clone, Copy)]
+struct Call {
+    kc: usize,
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    valid: usize,
+}
+
 impl Kernel {
-    /// `c[r][j] += Σ a[r][i]·b[i][j]` for `r < rows`, `i < kc`, `j < valid`: `a` with row stride
-    /// `lda`, `b` a panel (`kc x` the tile's width, aligned), `c` with row stride `ldc`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn run(
-        self,
-        rows: usize,
-        kc: usize,
-        a: *const f32,
-        lda: usize,
-        b: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        valid: usize,
-    ) {
+    /// `call` over `rows` rows.
+    unsafe fn run(self, rows: usize, call: Call) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Self::Avx512 => {
-                for_rows!(rows, avx512, (kc, a, lda, b, c, ldc, valid), [1 2 3 4 5 6 7 8 9 10 11 12])
-            }
+            Self::Avx512 => for_rows!(rows, avx512, (call), [1 2 3 4 5 6 7 8 9 10 11 12]),
             #[cfg(target_arch = "x86_64")]
-            Self::Avx2 => for_rows!(rows, avx2, (kc, a, lda, b, c, ldc, valid), [1 2 3 4 5 6]),
+            Self::Avx2 => for_rows!(rows, avx2, (call), [1 2 3 4 5 6]),
             Self::RowMajor => unreachable!("the row-major layout has no kernel"),
         }
     }
 }
 
-/// `R` rows by 32 columns in two 16-lane registers each. Masked loads and stores keep to the
-/// `valid` columns (a masked-out lane neither reads nor faults).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+/// `R` rows by two registers of columns, the register type's lanes each (32 columns in AVX-512,
+/// 16 in AVX2): the accumulators stay in registers, one broadcast element of `a` meets both
+/// registers of a panel row. Masked loads and stores keep to the `valid` columns (a masked-out
+/// lane neither reads nor faults). Inlined into the callers below, it takes their features.
+#[inline(always)]
 #[allow(clippy::needless_range_loop)] // indexed so that the accumulators stay in registers
-unsafe fn avx512<const R: usize>(
-    kc: usize,
-    a: *const f32,
-    lda: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    valid: usize,
-) {
-    use std::arch::x86_64::*;
-    let mask = |lanes: usize| ((1u32 << lanes.min(16)) - 1) as __mmask16;
-    let (lo, hi) = (mask(valid), mask(valid.saturating_sub(16)));
-    let mut acc = [[_mm512_setzero_ps(); 2]; R];
+unsafe fn tile<V: Register, const R: usize>(Call { kc, a, lda, b, c, ldc, valid }: Call) {
+    let w = V::LANES;
+    let (lo, hi) = (V::mask(valid), V::mask(valid.saturating_sub(w)));
+    let mut acc = [[V::zero(); 2]; R];
     for r in 0..R {
         let row = c.wrapping_add(r * ldc);
-        acc[r] = [
-            _mm512_maskz_loadu_ps(lo, row),
-            _mm512_maskz_loadu_ps(hi, row.wrapping_add(16)),
-        ];
+        acc[r] = [V::load_masked(row, lo), V::load_masked(row.wrapping_add(w), hi)];
     }
     for i in 0..kc {
-        let b0 = _mm512_load_ps(b.add(i * 32));
-        let b1 = _mm512_load_ps(b.add(i * 32 + 16));
+        let b0 = V::load_aligned(b.add(i * 2 * w));
+        let b1 = V::load_aligned(b.add(i * 2 * w + w));
         for r in 0..R {
-            let x = _mm512_set1_ps(*a.add(r * lda + i));
-            acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
+            let x = V::splat(*a.add(r * lda + i));
+            acc[r][0] = V::fma(x, b0, acc[r][0]);
+            acc[r][1] = V::fma(x, b1, acc[r][1]);
         }
     }
     for r in 0..R {
         let row = c.wrapping_add(r * ldc);
-        _mm512_mask_storeu_ps(row, lo, acc[r][0]);
-        _mm512_mask_storeu_ps(row.wrapping_add(16), hi, acc[r][1]);
+        V::store_masked(acc[r][0], row, lo);
+        V::store_masked(acc[r][1], row.wrapping_add(w), hi);
     }
 }
 
-/// `R` rows by 16 columns in two 8-lane registers each, as [`avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn avx512<const R: usize>(call: Call) {
+    tile::<std::arch::x86_64::__m512, R>(call)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-#[allow(clippy::needless_range_loop)]
-unsafe fn avx2<const R: usize>(
-    kc: usize,
-    a: *const f32,
-    lda: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    valid: usize,
-) {
-    use std::arch::x86_64::*;
-    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    let mask = |n: usize| _mm256_cmpgt_epi32(_mm256_set1_epi32(n.min(8) as i32), lanes);
-    let (lo, hi) = (mask(valid), mask(valid.saturating_sub(8)));
-    let mut acc = [[_mm256_setzero_ps(); 2]; R];
-    for r in 0..R {
-        let row = c.wrapping_add(r * ldc);
-        acc[r] = [
-            _mm256_maskload_ps(row, lo),
-            _mm256_maskload_ps(row.wrapping_add(8), hi),
-        ];
-    }
-    for i in 0..kc {
-        let b0 = _mm256_load_ps(b.add(i * 16));
-        let b1 = _mm256_load_ps(b.add(i * 16 + 8));
-        for r in 0..R {
-            let x = _mm256_set1_ps(*a.add(r * lda + i));
-            acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
-        }
-    }
-    for r in 0..R {
-        let row = c.wrapping_add(r * ldc);
-        _mm256_maskstore_ps(row, lo, acc[r][0]);
-        _mm256_maskstore_ps(row.wrapping_add(8), hi, acc[r][1]);
-    }
+unsafe fn avx2<const R: usize>(call: Call) {
+    tile::<std::arch::x86_64::__m256, R>(call)
 }
+
+/// A vector register of f32 lanes, as [`tile`] uses it. Callers hold the CPU features.
+trait Register: Copy {
+    const LANES: usize;
+    type Mask: Copy;
+    /// The first `n` lanes (at most all).
+    unsafe fn mask(n: usize) -> Self::Mask;
+    unsafe fn zero() -> Self;
+    unsafe fn load_masked(p: *const f32, m: Self::Mask) -> Self;
+    unsafe fn load_aligned(p: *const f32) -> Self;
+    unsafe fn splat(x: f32) -> Self;
+    /// `x·y + acc`, rounded once.
+    unsafe fn fma(x: Self, y: Self, acc: Self) -> Self;
+    unsafe fn store_masked(self, p: *mut f32, m: Self::Mask);
+}
+
+/// [`Register`] for an x86 register type from its intrinsics.
+macro_rules! register {
+    ($ty:ident, $lanes:literal, $mask:ident, |$n:ident| $make_mask:expr,
+     $zero:ident, |$p:ident, $m:ident| $load_masked:expr, $load:ident, $splat:ident, $fma:ident,
+     |$v:ident| $store_masked:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        impl Register for std::arch::x86_64::$ty {
+            const LANES: usize = $lanes;
+            type Mask = std::arch::x86_64::$mask;
+            #[inline(always)]
+            unsafe fn mask($n: usize) -> Self::Mask {
+                use std::arch::x86_64::*;
+                $make_mask
+            }
+            #[inline(always)]
+            unsafe fn zero() -> Self {
+                std::arch::x86_64::$zero()
+            }
+            #[inline(always)]
+            unsafe fn load_masked($p: *const f32, $m: Self::Mask) -> Self {
+                use std::arch::x86_64::*;
+                $load_masked
+            }
+            #[inline(always)]
+            unsafe fn load_aligned(p: *const f32) -> Self {
+                std::arch::x86_64::$load(p)
+            }
+            #[inline(always)]
+            unsafe fn splat(x: f32) -> Self {
+                std::arch::x86_64::$splat(x)
+            }
+            #[inline(always)]
+            unsafe fn fma(x: Self, y: Self, acc: Self) -> Self {
+                std::arch::x86_64::$fma(x, y, acc)
+            }
+            #[inline(always)]
+            unsafe fn store_masked(self, $p: *mut f32, $m: Self::Mask) {
+                use std::arch::x86_64::*;
+                let $v = self;
+                $store_masked
+            }
+        }
+    };
+}
+
+register!(__m512, 16, __mmask16, |n| ((1u32 << n.min(16)) - 1) as __mmask16,
+    _mm512_setzero_ps, |p, m| _mm512_maskz_loadu_ps(m, p), _mm512_load_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+    |v| _mm512_mask_storeu_ps(p, m, v));
+register!(__m256, 8, __m256i, |n| _mm256_cmpgt_epi32(_mm256_set1_epi32(n.min(8) as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+    _mm256_setzero_ps, |p, m| _mm256_maskload_ps(p, m), _mm256_load_ps, _mm256_set1_ps, _mm256_fmadd_ps,
+    |v| _mm256_maskstore_ps(p, m, v));
 
 #[cfg(test)]
 mod tests {
