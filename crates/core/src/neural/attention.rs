@@ -80,10 +80,11 @@ const KEPT_BYTES: usize = 32 << 20;
 /// values side by side (`t x 3h`, each `h` wide, head after head, as a fused QKV layer gives them);
 /// the context goes to `s.context` (`t x h`). With `window`, a query sees only the keys at most
 /// that many tokens away (ModernBERT's local layers); `bias`, where given, scales the scores and
-/// adds to them.
+/// adds to them. Only the first `queries` tokens get their context (all `t` but in a classifier's
+/// last layer, whose head reads the first token alone).
 pub(crate) fn attend(
     s: &mut Scratch,
-    t: usize,
+    (t, queries): (usize, usize),
     heads: usize,
     window: Option<usize>,
     mut bias: Option<&mut dyn Bias>,
@@ -104,8 +105,8 @@ pub(crate) fn attend(
     let scale = bias.as_ref().map_or(1.0 / (d as f32).sqrt(), |b| b.scale(d));
     for head in 0..heads {
         let (q, k, v) = (head * d, h + head * d, 2 * h + head * d);
-        for first in (0..t).step_by(BLOCK) {
-            let last = (first + BLOCK).min(t);
+        for first in (0..queries).step_by(BLOCK) {
+            let last = (first + BLOCK).min(queries);
             let rows = last - first;
             // The keys any query of the block may see.
             let (k0, k1) = match window {
@@ -223,8 +224,8 @@ mod tests {
             };
             let mut slope_bias = Slope;
             let bias = slope.then_some(&mut slope_bias as &mut dyn Bias);
-            attend(&mut s, t, heads, window, bias);
-            let context = s.context;
+            attend(&mut s, (t, t), heads, window, bias);
+            let context = s.context.clone();
             let want = naive(&qkv, t, heads, window, slope);
             let worst = want
                 .iter()
@@ -232,6 +233,12 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f32::max);
             assert!(worst < 1e-5, "window {window:?}, bias {slope}: {worst}");
+            // The first token's context alone is the same, to the bit.
+            let mut slope_bias = Slope;
+            let bias = slope.then_some(&mut slope_bias as &mut dyn Bias);
+            attend(&mut s, (t, 1), heads, window, bias);
+            assert_eq!(s.context[..h], context[..h]);
+            assert!(s.context[h..].iter().all(|&v| v == 0.0));
         }
     }
 }

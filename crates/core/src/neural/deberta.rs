@@ -185,7 +185,7 @@ impl DebertaEncoder {
                 bias.keys = self.position_keys.get(i).map_or(&[], |k| k);
                 bias.queries = self.position_queries.get(i).map_or(&[], |q| q);
                 bias.p2c_head = None;
-                attend(s, t, self.heads, None, Some(&mut bias));
+                attend(s, (t, t), self.heads, None, Some(&mut bias));
                 layer.finish(self.activation, &mut x, t, s);
                 if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
                     conv.apply(e, &mut x, t);

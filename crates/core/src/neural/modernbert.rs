@@ -155,7 +155,7 @@ impl ModernEncoder {
         l.qkv.apply(input, t, &mut s.qkv);
         rotate(&mut s.qkv, h, self.heads, cos, sin);
         let window = (!l.global).then_some(self.window);
-        attend(s, t, self.heads, window, None);
+        attend(s, (t, t), self.heads, window, None);
         l.out.apply(&s.context, t, &mut s.projected);
         residual(x, &s.projected);
         s.normed.clear();

@@ -174,12 +174,13 @@ impl Transformer {
         self.pooler.is_some()
     }
 
-    /// The last hidden states of `text` (`tokens x hidden`) and its number of tokens.
-    fn hidden(&self, text: &str) -> Result<(Vec<f32>, usize), Fault> {
+    /// The last hidden states of `text` (`tokens x hidden`; the first token's alone where
+    /// `first_only` and the encoder can spare the rest) and its number of tokens.
+    fn hidden(&self, text: &str, first_only: bool) -> Result<(Vec<f32>, usize), Fault> {
         let (mut ids, mut types) = (Vec::new(), Vec::new());
         self.input.encode(text, &mut ids, &mut types)?;
         let states = match &self.body {
-            Body::Bert(e) => e.forward(&ids, &types),
+            Body::Bert(e) => e.forward(&ids, &types, first_only),
             Body::Deberta(e) => e.forward(&ids, &types),
             Body::Modern(e) => e.forward(&ids),
         };
@@ -206,7 +207,8 @@ impl Transformer {
         let Some(head) = &self.head else {
             return Err(Fault::file("model.safetensors", "holds no classification head (classifier.*): use model_embed, or a ...ForSequenceClassification model".into()));
         };
-        let (states, tokens) = self.hidden(text)?;
+        let mean = matches!(head, Head::Modern { mean: true, .. });
+        let (states, tokens) = self.hidden(text, !mean)?;
         let first = &states[..self.config.hidden];
         let mut out = Vec::new();
         match head {
@@ -251,7 +253,7 @@ impl Transformer {
 
     /// One vector for `text`, pooled from the last hidden states.
     pub(crate) fn embed(&self, text: &str, pooling: Pooling) -> Result<Vec<f32>, Fault> {
-        let (states, tokens) = self.hidden(text)?;
+        let (states, tokens) = self.hidden(text, pooling != Pooling::Mean)?;
         let h = self.config.hidden;
         Ok(match pooling {
             Pooling::Cls => states[..h].to_vec(),
