@@ -142,8 +142,10 @@ impl DebertaEncoder {
         })
     }
 
-    /// The last hidden states of one sequence (`ids.len() x hidden`, row-major).
-    pub(crate) fn forward(&self, ids: &[u32], types: &[u32]) -> Result<Vec<f32>, String> {
+    /// The last hidden states of one sequence (`ids.len() x hidden`, row-major), or the first
+    /// token's alone with `first_only`, as [`super::encoder::Encoder::forward`] (but for a last
+    /// layer that is also the first with a convolution after it, which mixes neighbouring rows).
+    pub(crate) fn forward(&self, ids: &[u32], types: &[u32], first_only: bool) -> Result<Vec<f32>, String> {
         let (t, h, width) = (ids.len(), self.hidden, self.settings.embedding);
         let mut x = Vec::with_capacity(t * width);
         for (pos, (&id, &ty)) in ids.iter().zip(types).enumerate() {
@@ -179,19 +181,25 @@ impl DebertaEncoder {
             p2c: Vec::new(),
             p2c_head: None,
         };
+        let layers = self.layers.len();
+        let first_only = first_only && !(layers == 1 && self.conv.is_some());
         Scratch::with(|s| {
             for (i, layer) in self.layers.iter().enumerate() {
+                let rows = if first_only && i + 1 == layers { 1 } else { t };
                 layer.project(&x, t, s);
                 bias.keys = self.position_keys.get(i).map_or(&[], |k| k);
                 bias.queries = self.position_queries.get(i).map_or(&[], |q| q);
                 bias.p2c_head = None;
-                attend(s, (t, t), self.heads, None, Some(&mut bias));
-                layer.finish(self.activation, &mut x, t, s);
+                attend(s, (t, rows), self.heads, None, Some(&mut bias));
+                layer.finish(self.activation, &mut x[..rows * h], rows, s);
                 if let (0, Some(conv), Some(e)) = (i, &self.conv, &embeddings) {
                     conv.apply(e, &mut x, t);
                 }
             }
         });
+        if first_only {
+            x.truncate(h);
+        }
         Ok(x)
     }
 }

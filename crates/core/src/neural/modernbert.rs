@@ -120,8 +120,9 @@ impl ModernEncoder {
         })
     }
 
-    /// The last hidden states of one sequence (`ids.len() x hidden`, row-major).
-    pub(crate) fn forward(&self, ids: &[u32]) -> Result<Vec<f32>, String> {
+    /// The last hidden states of one sequence (`ids.len() x hidden`, row-major), or the first
+    /// token's alone with `first_only`, as [`super::encoder::Encoder::forward`].
+    pub(crate) fn forward(&self, ids: &[u32], first_only: bool) -> Result<Vec<f32>, String> {
         let (t, h) = (ids.len(), self.hidden);
         let mut x = Vec::with_capacity(t * h);
         for &id in ids {
@@ -131,17 +132,23 @@ impl ModernEncoder {
         let mut rotary = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
         angles(&self.global_freqs, t, &mut rotary[0].0, &mut rotary[0].1);
         angles(&self.local_freqs, t, &mut rotary[1].0, &mut rotary[1].1);
+        let layers = self.layers.len();
         Scratch::with(|s| {
-            for layer in &self.layers {
+            for (i, layer) in self.layers.iter().enumerate() {
                 let (cos, sin) = &rotary[usize::from(!layer.global)];
-                self.layer(layer, &mut x, t, cos, sin, s);
+                let rows = if first_only && i + 1 == layers { 1 } else { t };
+                self.layer(layer, &mut x, (t, rows), cos, sin, s);
             }
         });
+        if first_only {
+            x.truncate(h);
+        }
         self.final_norm.apply(&mut x);
         Ok(x)
     }
 
-    fn layer(&self, l: &Layer, x: &mut [f32], t: usize, cos: &[f32], sin: &[f32], s: &mut Scratch) {
+    /// A layer over `t` tokens, whose first `rows` come out.
+    fn layer(&self, l: &Layer, x: &mut [f32], (t, rows): (usize, usize), cos: &[f32], sin: &[f32], s: &mut Scratch) {
         let h = self.hidden;
         let input = match &l.attn_norm {
             Some(norm) => {
@@ -155,13 +162,14 @@ impl ModernEncoder {
         l.qkv.apply(input, t, &mut s.qkv);
         rotate(&mut s.qkv, h, self.heads, cos, sin);
         let window = (!l.global).then_some(self.window);
-        attend(s, (t, t), self.heads, window, None);
-        l.out.apply(&s.context, t, &mut s.projected);
+        attend(s, (t, rows), self.heads, window, None);
+        let x = &mut x[..rows * h];
+        l.out.apply(&s.context, rows, &mut s.projected);
         residual(x, &s.projected);
         s.normed.clear();
         s.normed.extend_from_slice(x);
         l.mlp_norm.apply(&mut s.normed);
-        l.up.apply(&s.normed, t, &mut s.inner);
+        l.up.apply(&s.normed, rows, &mut s.inner);
         // Each row holds the input half, then the gate: act(input) · gate.
         let inner = self.intermediate;
         s.gated.clear();
@@ -172,7 +180,7 @@ impl ModernEncoder {
             self.activation.apply(act);
             act.iter_mut().zip(&row[inner..]).for_each(|(a, g)| *a *= g);
         }
-        l.down.apply(&s.gated, t, &mut s.projected);
+        l.down.apply(&s.gated, rows, &mut s.projected);
         residual(x, &s.projected);
     }
 }

@@ -174,15 +174,15 @@ impl Transformer {
         self.pooler.is_some()
     }
 
-    /// The last hidden states of `text` (`tokens x hidden`; the first token's alone where
-    /// `first_only` and the encoder can spare the rest) and its number of tokens.
+    /// The last hidden states of `text` (`tokens x hidden`; the first token's alone with
+    /// `first_only`) and its number of tokens.
     fn hidden(&self, text: &str, first_only: bool) -> Result<(Vec<f32>, usize), Fault> {
         let (mut ids, mut types) = (Vec::new(), Vec::new());
         self.input.encode(text, &mut ids, &mut types)?;
         let states = match &self.body {
             Body::Bert(e) => e.forward(&ids, &types, first_only),
-            Body::Deberta(e) => e.forward(&ids, &types),
-            Body::Modern(e) => e.forward(&ids),
+            Body::Deberta(e) => e.forward(&ids, &types, first_only),
+            Body::Modern(e) => e.forward(&ids, first_only),
         };
         let states = states.map_err(|e| Fault::file("tokenizer.json", e))?;
         Ok((states, ids.len()))
