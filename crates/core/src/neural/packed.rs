@@ -7,7 +7,8 @@
 //! activations is a transposing gather (14% of a small encoder's run under `perf`, beside 61% in
 //! its kernel). Kernels here: AVX-512F, 12 rows x 32 columns in 24 of its 32 registers; AVX2 with
 //! FMA, 6 x 16 in 12 of 16. Other CPUs keep `W` row-major and call matrixmultiply (NEON on
-//! aarch64). Every path sums each output over `k` in order, one fused multiply-add per term.
+//! aarch64). The x86 kernels sum each output over `k` in order, one fused multiply-add per term,
+//! so a row comes out the same alone or among others.
 
 use std::ops::Range;
 
