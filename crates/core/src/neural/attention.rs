@@ -40,7 +40,6 @@ pub(crate) struct Scratch {
     pub values: Packed,
 }
 
-
 impl Scratch {
     /// Runs `f` with this thread's buffers, kept from one document to the next: freed, a
     /// document's megabytes of activations went back to the system and were faulted in again
@@ -105,6 +104,9 @@ pub(crate) fn attend(
     let scale = bias.as_ref().map_or(1.0 / (d as f32).sqrt(), |b| b.scale(d));
     for head in 0..heads {
         let (q, k, v) = (head * d, h + head * d, 2 * h + head * d);
+        // The key range the head's keys and values are packed for: without a window every block
+        // of queries sees all keys, packed once.
+        let mut packed_for = None;
         for first in (0..queries).step_by(BLOCK) {
             let last = (first + BLOCK).min(queries);
             let rows = last - first;
@@ -116,8 +118,12 @@ pub(crate) fn attend(
             let keys = k1 - k0;
             scores.clear();
             scores.resize(rows * keys, 0.0);
+            if packed_for != Some((k0, k1)) {
+                packed_keys.pack(&qkv[k0 * stride + k..], d, keys, (1, stride), scale);
+                packed_values.pack(&qkv[k0 * stride + v..], keys, d, (stride, 1), 1.0);
+                packed_for = Some((k0, k1));
+            }
             // scores = q·kᵀ / √d, each row a query's weights over the keys.
-            packed_keys.pack(&qkv[k0 * stride + k..], d, keys, (1, stride), scale);
             packed_keys.add_product(&qkv[first * stride + q..], stride, rows, 0..keys, scores, keys);
             if let Some(b) = bias.as_mut() {
                 b.add(qkv, head, first, k0, keys, scores);
@@ -135,7 +141,6 @@ pub(crate) fn attend(
                 }
             }
             softmax_rows(scores, keys);
-            packed_values.pack(&qkv[k0 * stride + v..], keys, d, (stride, 1), 1.0);
             let out = &mut context[first * h + head * d..];
             packed_values.add_product(scores, keys, rows, 0..d, out, h);
         }

@@ -117,8 +117,8 @@ impl Encoder {
     /// The last hidden states of one sequence (`ids.len() x hidden`, row-major), or the first
     /// token's alone with `first_only`: the last layer then computes the attention, projection
     /// and feed-forward of that token only (a quarter of a 4-layer encoder's work), to the same
-    /// bits (every kernel computes a row as it does among others). `ids` and `types` come from [`super::input::Input`], which keeps them within the
-    /// tables.
+    /// bits (every kernel computes a row as it does among others). `ids` and `types` come from
+    /// [`super::input::Input`], which keeps them within the tables.
     pub(crate) fn forward(&self, ids: &[u32], types: &[u32], first_only: bool) -> Result<Vec<f32>, String> {
         let (t, h) = (ids.len(), self.config.hidden);
         let mut x = Vec::with_capacity(t * h);

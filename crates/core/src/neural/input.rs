@@ -37,14 +37,15 @@ impl Input {
     ) -> Result<Self, (String, String)> {
         let file = dir.join("tokenizer.json");
         let name = file.display().to_string();
-        let bytes = crate::load::read_file(&file).map_err(|e| (name.clone(), e))?;
         // The special tokens and the size come from the `tokenizers` crate's reading of the file:
-        // the encoder's own where it is that (WordPiece), a second load where tokq encodes.
+        // the encoder's own where it is that (WordPiece), a second load where tokq encodes (or
+        // the encoder did not load: then the file's own error).
         let tokenizer = cached(&name);
         let own;
         let probe = match tokenizer.as_ref().ok().and_then(|t| t.as_hf()) {
             Some(hf) => hf,
             None => {
+                let bytes = crate::load::read_file(&file).map_err(|e| (name.clone(), e))?;
                 own = HfTokenizer::from_bytes(&bytes)
                     .map_err(|e| (name.clone(), format!("not a valid tokenizer.json: {e}")))?
                     .0;
