@@ -14,6 +14,8 @@ use crate::error::{Result, TokqError};
 pub struct Loader {
     /// Reads the whole object at a URI or path.
     pub read: fn(&str) -> Result<Vec<u8>>,
+    /// The whole object at a URI or path, mapped where it is a local file (model weights).
+    pub map: fn(&str) -> Result<FileBytes>,
     /// A text that changes whenever the object does (size, modification time, entity tag).
     pub version: fn(&str) -> Result<String>,
 }
@@ -50,6 +52,63 @@ pub fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String>
         TokqError::Io { cause, .. } => cause,
         other => other.to_string(),
     })
+}
+
+/// [`read_file`] for a large file read once (a model's weights): mapped from the page cache
+/// where it is local, so the bytes are not copied into the heap before they are converted.
+pub fn map_file(path: &std::path::Path) -> std::result::Result<FileBytes, String> {
+    let uri = path.to_string_lossy();
+    match LOADER.get() {
+        Some(l) => (l.map)(&uri),
+        None => local(&uri).and_then(|p| {
+            let file = std::fs::File::open(p).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })?;
+            FileBytes::map(&file).map_err(|cause| TokqError::Io { uri: uri.to_string(), cause })
+        }),
+    }
+    .map_err(|e| match e {
+        TokqError::Io { cause, .. } => cause,
+        other => other.to_string(),
+    })
+}
+
+/// A file's bytes: mapped ([`FileBytes::map`]) or read into memory (a remote object).
+pub enum FileBytes {
+    /// A local file, mapped read-only.
+    Mapped(memmap2::Mmap),
+    /// An object read whole (a remote store), or an empty file.
+    Read(Vec<u8>),
+}
+
+impl FileBytes {
+    /// Maps an opened file read-only. Its pages are read on first touch and shared with every
+    /// other process that maps or reads it. The caller reads it through once and keeps what it
+    /// converted, not the map: a file truncated under a live map faults on access (SIGBUS), a
+    /// window this keeps to the load.
+    pub fn map(file: &std::fs::File) -> std::result::Result<Self, String> {
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        if len == 0 {
+            // mmap(2) refuses an empty length; an empty file is an empty read.
+            return Ok(Self::Read(Vec::new()));
+        }
+        // SAFETY: the map is read-only and dropped once its bytes are converted (above); the one
+        // hazard, another process truncating the file meanwhile, is the same one safetensors'
+        // own loaders accept.
+        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| e.to_string())?;
+        // Read ahead: the whole file is about to be read through in order.
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(Self::Mapped(map))
+    }
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Mapped(m) => m,
+            Self::Read(v) => v,
+        }
+    }
 }
 
 /// How a model argument pins its weights: `PATH#sha256=HEX`.
@@ -133,5 +192,24 @@ impl<T> Cache<T> {
         let v = Arc::new(load(key)?);
         cache.insert(key.to_string(), Arc::clone(&v));
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapped_file_reads_as_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (full, empty) = (dir.path().join("w.safetensors"), dir.path().join("empty"));
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&full, &bytes).unwrap();
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(map_file(&full).unwrap(), FileBytes::Mapped(_)));
+        assert_eq!(&*map_file(&full).unwrap(), &bytes[..]);
+        assert!(map_file(&empty).unwrap().is_empty());
+        let missing = map_file(&dir.path().join("nope")).err().unwrap();
+        assert!(missing.contains("No such file"), "{missing}");
     }
 }

@@ -211,6 +211,16 @@ pub fn read_bytes(location: &str) -> Result<Vec<u8>> {
     .map_err(|e| TokqError::Io { uri: location.into(), cause: e.to_string() })
 }
 
+/// [`read_bytes`] for a model's weights: a local file mapped (behind the same fence), a remote
+/// object read.
+pub fn map_bytes(location: &str) -> Result<tokq_core::load::FileBytes> {
+    match local_path(location) {
+        Some(path) => tokq_core::load::FileBytes::map(&crate::roots::open_local(location, &path)?)
+            .map_err(|cause| TokqError::Io { uri: location.into(), cause }),
+        None => read_bytes(location).map(tokq_core::load::FileBytes::Read),
+    }
+}
+
 /// The version of an object: a text that changes whenever it does (a local file's size, time and
 /// inode; a remote object's size, time and entity tag), read without reading the object.
 pub fn version(location: &str) -> Result<String> {
@@ -230,7 +240,7 @@ pub fn version(location: &str) -> Result<String> {
 
 /// How tokq's functions read files (tokenizers, models, Bloom filters) in a process with the
 /// engine: every store it knows, behind the node's allowed roots.
-pub const LOADER: tokq_core::load::Loader = tokq_core::load::Loader { read: read_bytes, version };
+pub const LOADER: tokq_core::load::Loader = tokq_core::load::Loader { read: read_bytes, map: map_bytes, version };
 
 /// Runs a future to completion from synchronous code (UDF bodies, table functions), inside or
 /// outside a multi-threaded tokio runtime.

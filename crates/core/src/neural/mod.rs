@@ -145,10 +145,11 @@ impl Model {
         })
     }
 
-    /// The bytes of `dir`'s `model.safetensors`.
-    pub(crate) fn weights(dir: &Path) -> Result<Vec<u8>, Fault> {
+    /// The bytes of `dir`'s `model.safetensors`, mapped: loading converts them once (packed
+    /// or f32 tensors), so the file is never also copied whole into the heap.
+    pub(crate) fn weights(dir: &Path) -> Result<crate::load::FileBytes, Fault> {
         let file = dir.join("model.safetensors");
-        crate::load::read_file(&file).map_err(|e| Fault::file("model.safetensors", e))
+        crate::load::map_file(&file).map_err(|e| Fault::file("model.safetensors", e))
     }
 
     /// Checks `bytes`, `dir`'s weights, against the folder's pin, and records their hash.
