@@ -32,6 +32,9 @@ const LIST_GAIN: f64 = 1.5;
 /// ...and the main element has less than this: a longer one is an article, and repeated items
 /// beside it are teasers.
 const LIST_MAX_MAIN: usize = 2000;
+/// A list holds at least this much text: a few cards beside a near-empty page (a box of fund
+/// prices, a row of teasers) are not a listing.
+const MIN_LIST: usize = 500;
 /// And at least this share of the whole page's text.
 const MIN_MAIN_SHARE: f64 = 0.35;
 
@@ -128,9 +131,9 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
     if main_len < LIST_MAX_MAIN && !options.precision {
-        if let Some((list, text)) = pruned.items() {
+        if let Some((list, text)) = pruned.items(top) {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len() as f64;
-            if enough(text) {
+            if enough(text) && text >= MIN_LIST {
                 // Items inside the main element: the element read with its items' links kept.
                 let list = if dom.within(list, top) { top } else { list };
                 let listed = render::render(&render::blocks(&pruned, list, list), true);
@@ -338,6 +341,65 @@ mod tests {
         let entries: String = (0..12).map(|i| format!("<li><a href=/{i}>Section number {i}</a> <a href=/{i}/a>Archive of section {i}</a></li>")).collect();
         let html = format!("<body><div class=top><ul>{entries}</ul></div><div><p>{STORY}</p></div></body>");
         assert_eq!(text(&html), STORY);
+    }
+
+    /// `n` sibling items `<TAG><a href>title</a></TAG>`, each only its link, titles of ~30 bytes.
+    fn titles(tag: &str, n: usize) -> String {
+        (0..n).map(|i| format!("<{tag}><a href=/{i}>Programming language number {i}</a></{tag}>")).collect()
+    }
+
+    #[test]
+    fn items_that_are_only_their_titles_links_are_a_listing_inside_the_main_element() {
+        // A category page: a line of intro, then its members, each a link and nothing else.
+        let members = titles("li", 20);
+        let html = format!(
+            "<body><div id=content><h1>Category: Programming languages</h1><p>This category lists individual              programming languages.</p><ul>{members}</ul></div><footer>About us</footer></body>"
+        );
+        let text = text(&html);
+        assert!(text.contains("Programming language number 0") && text.contains("Programming language number 19"), "{text}");
+        // The same list as the whole page's stays a menu: outside the main element, a listing's
+        // items must hold more than their links.
+        let html = format!("<body><ul>{members}</ul><div><p>{STORY}</p></div></body>");
+        assert_eq!(self::text(&html), STORY);
+    }
+
+    #[test]
+    fn a_grid_of_cards_that_are_each_one_link_is_a_listing() {
+        // Each card is an `<a>` around a picture and a title: its link has text, the picture's none.
+        let card = |i: usize| format!("<a class=card href=/{i}><div><img src=/{i}.jpg></div><div><span>Slow-cooked tomato sauce, recipe number {i}</span><span>By Ann Lee</span></div></a>");
+        let cards: String = (0..10).map(card).collect();
+        let html = format!("<body><h1>Tomato sauce recipes</h1><p>Our collection of tomato sauce recipes has something for every dish.</p><div class=grid>{cards}</div></body>");
+        let text = text(&html);
+        assert!(text.contains("recipe number 0") && text.contains("recipe number 9"), "{text}");
+        // Cards of a picture's link and a title's: only links with text count against the items,
+        // so the titles are not a menu's two short links a card.
+        let card = |i: usize| format!("<div class=card><a href=/{i}><img src=/{i}.jpg></a><a href=/{i}>Slow-cooked tomato sauce, recipe number {i}</a></div>");
+        let cards: String = (0..14).map(card).collect();
+        let html = format!("<body><h1>Tomato sauce recipes</h1><p>Our collection of tomato sauce recipes has something for every dish.</p><div class=grid>{cards}</div></body>");
+        let text = self::text(&html);
+        assert!(text.contains("recipe number 0") && text.contains("recipe number 13"), "{text}");
+    }
+
+    #[test]
+    fn menus_the_strict_reading_dropped_are_no_listing_in_the_lenient_one() {
+        // Three menus inside `<main>`, each under the guard's share: the strict reading drops them
+        // by their class and gives a short text, so the lenient reading runs, where they are
+        // lists of link-only entries inside the main element; those count as a listing only in
+        // the strict reading.
+        let menu = |m: usize| format!("<ul class=menu>{}</ul>", (0..24).map(|i| format!("<li><a href=/{m}/{i}>Ideas for room {m}-{i} here</a></li>")).collect::<String>());
+        let html = format!("<body><main>{}{}{}<p>{STORY}</p></main></body>", menu(0), menu(1), menu(2));
+        assert_eq!(text(&html), STORY);
+    }
+
+    #[test]
+    fn a_few_small_cards_beside_a_page_are_no_listing() {
+        // Three paragraphs each in a box classed `related` (each under the guard's share, so the
+        // strict reading drops them all) and a box of six fund cards: the cards hold under
+        // `MIN_LIST` bytes, so they are furniture and the lenient reading gives the paragraphs.
+        let fund = |i: usize| format!("<a class=fund href=/f{i}><span>Equity fund {i} Growth Direct Plan</span><span>5Y return {i}.5%</span></a>");
+        let funds: String = (0..6).map(fund).collect();
+        let html = format!("<body><div class=prices>{funds}</div><div class=related><p>{STORY}</p></div><div class=related><p>{STORY}</p></div><div class=related><p>{STORY}</p></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY}"));
     }
 
     #[test]

@@ -20,8 +20,11 @@ const MIN_PARAGRAPH: usize = 25;
 const MIN_ITEMS: usize = 4;
 /// ...of at least this many bytes each (a menu's entries are shorter).
 const MIN_ITEM: usize = 20;
-/// And only when they hold this many text bytes per link: a menu's links are a word or two.
+/// And only when they hold this many text bytes per link: a menu's links are a word or two...
 const MIN_TEXT_PER_LINK: usize = 30;
+/// ...unless they are inside the main element, where items that are only their titles' links (a
+/// category's members, a shop's product names) are the content.
+const MIN_TEXT_PER_LINK_INSIDE: usize = 12;
 
 /// Trimmed text bytes under each node (`order` parents first), counting nothing under a node
 /// `skip` names.
@@ -52,6 +55,8 @@ pub struct Pruned<'d> {
     /// Trimmed text bytes outside links under the node, dropped parts excluded.
     prose: Vec<usize>,
     order: Vec<Id>,
+    /// Furniture was dropped by its class words too (the first, strict reading).
+    strict: bool,
 }
 
 impl<'d> Pruned<'d> {
@@ -100,7 +105,7 @@ impl<'d> Pruned<'d> {
         for &id in &order {
             gone[id as usize] = dropped[id as usize] || dom.parent(id).is_some_and(|p| gone[p as usize]);
         }
-        Self { dom, dropped, gone, prose, order }
+        Self { dom, dropped, gone, prose, order, strict }
     }
 
     /// `core`'s ancestors below `<body>`, climbed while each holds at most [`WIDEN`] times the
@@ -122,17 +127,26 @@ impl<'d> Pruned<'d> {
     /// The element whose children repeat one tag and class most, weighed by the text they hold
     /// (a listing's cards, a collection's grid, a forum's posts, a table's rows), with that text;
     /// `None` when no element has [`MIN_ITEMS`] such children holding text.
-    pub fn items(&self) -> Option<(Id, usize)> {
+    pub fn items(&self, main: Id) -> Option<(Id, usize)> {
         let dom = self.dom;
         let text = text_below(dom, &self.order, |id| self.dropped[id as usize]);
         // Links under each node: a menu's entries are all link, a few words each.
         let mut links = vec![0usize; dom.nodes.len()];
         for &id in self.order.iter().rev() {
-            if dom.name(id) == Some("a") && !self.gone[id as usize] {
+            // A link without text (an image's) is no menu entry.
+            if dom.name(id) == Some("a") && !self.gone[id as usize] && text[id as usize] > 0 {
                 links[id as usize] += 1;
             }
             if let Some(p) = dom.parent(id) {
                 links[p as usize] += links[id as usize];
+            }
+        }
+        // Under the main element `main`, unless that is the whole page, and in the strict reading
+        // only: the lenient one keeps the menus that class words mark.
+        let mut inside = vec![false; dom.nodes.len()];
+        if self.strict && !matches!(dom.name(main), None | Some("body" | "html")) {
+            for &id in &self.order {
+                inside[id as usize] = id == main || dom.parent(id).is_some_and(|p| inside[p as usize]);
             }
         }
         let mut best: Option<(Id, usize)> = None;
@@ -147,7 +161,8 @@ impl<'d> Pruned<'d> {
                 child = dom.next_sibling(c);
                 let Kind::Element { marks, name, .. } = dom.kind(c) else { continue };
                 // Items are blocks that hold several things; sibling paragraphs are an article's.
-                if !matches!(&**name, "li" | "div" | "article" | "section" | "tr" | "dd") || self.gone[c as usize] {
+                // A card may be one link around its picture and title.
+                if !matches!(&**name, "li" | "div" | "article" | "section" | "tr" | "dd" | "a") || self.gone[c as usize] {
                     continue;
                 }
                 let (held, n) = (text[c as usize], links[c as usize]);
@@ -160,8 +175,9 @@ impl<'d> Pruned<'d> {
                     None => shapes.push((marks.shape, usize::from(held >= MIN_ITEM), held, n)),
                 }
             }
+            let per_link = if inside[id as usize] { MIN_TEXT_PER_LINK_INSIDE } else { MIN_TEXT_PER_LINK };
             for &(_, items, held, links) in &shapes {
-                let menu = held < MIN_TEXT_PER_LINK * links;
+                let menu = held < per_link * links;
                 if items >= MIN_ITEMS && !menu && best.is_none_or(|(_, t)| held > t) {
                     best = Some((id, held));
                 }
