@@ -403,6 +403,17 @@ mod tests {
     }
 
     #[test]
+    fn a_call_to_action_is_dropped_unless_it_holds_a_long_paragraph() {
+        // Component sites (Adobe Experience Manager's `cmp-cta__banner`) put whole sections of a
+        // page in call-to-action boxes; a short one is an ad for the site itself.
+        let html = format!(
+            "<body><div class=body><p>{STORY}</p><p>{STORY}</p></div><div class=cmp-cta><p>Talk to our team today.</p></div>\
+             <div class=cmp-cta__banner><p>{STORY} {STORY}</p></div><div class=body><p>{STORY}</p></div></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY} {STORY}\n{STORY}"));
+    }
+
+    #[test]
     fn a_run_of_identifiers_is_no_text_but_a_path_holding_one_is() {
         // eBay spells a hidden "Sponsored" as a paragraph of letters and UUIDs run together.
         let ids = "9303097ac-d3e5-41e1-baf5-303640756ebfX2bf8403c-6590-4d73-8b16-95f6c3ecdef8 84f535a2-9d93-4358-b5a8-c77d761c12e0";

@@ -62,7 +62,7 @@ const CONSENT_MANAGERS: &[&str] = &["onetrust", "-ot-sdk", "cybotcookiebot", "di
 const FURNITURE: &[&str] = &[
     "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
-    "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice", "-cta",
+    "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
     "recirculation", "-slide", "-embed", "-legend", "paywall",
 ];
 
@@ -71,7 +71,7 @@ const FURNITURE: &[&str] = &[
 /// they hold no long paragraph.
 const BESIDE: &[&str] = &[
     "-share", "sharing", "social", "banner", "advert", "-ad-slot", "-ads-", "popup", "-modal", "-promo", "-tags-",
-    "tagcloud", "toolbar", "-print", "-rating", "caption", "-credit",
+    "tagcloud", "toolbar", "-print", "-rating", "caption", "-credit", "-cta",
 ];
 
 /// Words that mark the main content (they win over boilerplate words:
