@@ -98,8 +98,8 @@ pub fn extract(html: &str, options: &Options) -> String {
 /// The main text, or the lenient pass's when the strict one finds little.
 fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
-    let text = main_text(&dom, options, true);
-    if text.len() >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
+    let (text, len) = main_text(&dom, options, true);
+    if len >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
         return text;
     }
     // Many small elements can each pass the pruning guard and together hold the whole text (a
@@ -107,12 +107,12 @@ fn pick(html: &str, options: &Options) -> String {
     // only in `<noscript>`: a short result is tried again with only the tags deciding, as
     // trafilatura falls back to another extractor when its own result is short.
     let lenient = main_text(&dom, options, false);
-    if lenient.len() > LENIENT_GAIN * text.len() { lenient } else { text }
+    if lenient.1 > LENIENT_GAIN * len { lenient.0 } else { text }
 }
 
 /// The main text, or the whole page when the main element is too short or too small a share, or
-/// a list of repeated items when they hold more.
-fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
+/// a list of repeated items when they hold more; with the length that chooses ([`render::render`]).
+fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize) {
     let pruned = root::Pruned::new(dom, options.tables, strict);
     let whole = || render::render(&render::blocks(&pruned, dom.root(), dom.root()), false);
     if !options.main_only {
@@ -120,24 +120,24 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> String {
     }
     let top = pruned.content_root();
     let main = render::render(&render::blocks(&pruned, pruned.widen(top), top), false);
-    let main_len = main.len();
-    let chosen = if top == dom.root() || main.len() < MIN_MAIN {
+    let main_len = main.1;
+    let chosen = if top == dom.root() || main_len < MIN_MAIN {
         whole()
     } else {
         let page = whole();
-        if (main.len() as f64) < MIN_MAIN_SHARE * page.len() as f64 { page } else { main }
+        if (main_len as f64) < MIN_MAIN_SHARE * page.1 as f64 { page } else { main }
     };
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
     if main_len < LIST_MAX_MAIN && !options.precision {
         if let Some((list, text)) = pruned.items(top) {
-            let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len() as f64;
+            let enough = |n: usize| n as f64 > LIST_GAIN * chosen.1 as f64;
             if enough(text) && text >= MIN_LIST {
                 // Items inside the main element: the element read with its items' links kept.
                 let list = if dom.within(list, top) { top } else { list };
                 let listed = render::render(&render::blocks(&pruned, list, list), true);
-                if enough(listed.len()) {
+                if enough(listed.1) {
                     return listed;
                 }
             }
@@ -157,6 +157,13 @@ mod tests {
     const STORY: &str = "The river rose three metres overnight, and by morning the old bridge was under water. \
                          Residents of the lower town were moved to the school on the hill, where volunteers served \
                          soup until late in the evening.";
+    // Further paragraphs, distinct: a repeated block is read once.
+    const STORY2: &str = "Engineers said the bridge would reopen once the water fell, and the ferry ran every hour \
+                          in the meantime, carrying cars and bicycles between the two banks of the swollen river.";
+    const STORY3: &str = "By the weekend the shops of the lower town had opened again; their owners swept the mud \
+                          from the floors and counted what the water had taken from the cellars and the stores.";
+    const STORY4: &str = "The council promised a higher embankment before next spring, paid for by the region, and \
+                          asked residents to say at the town hall where the water had come in first this year.";
 
     #[test]
     fn the_article_stays_and_the_furniture_goes() {
@@ -164,35 +171,35 @@ mod tests {
             "<html><head><title>t</title><style>p {{}}</style></head><body>\
              <nav><a href=/>Home</a> <a href=/news>News</a></nav>\
              <div class=\"cookie-banner\">We use cookies to improve your experience on this site.</div>\
-             <article><h1>Flood in the valley</h1><p>{STORY}</p><p>{STORY}</p>\
+             <article><h1>Flood in the valley</h1><p>{STORY}</p><p>{STORY2}</p>\
              <div class=share-buttons><a href=#>Share on Facebook</a></div></article>\
              <aside><h3>Related</h3><ul><li><a href=/a>Another story about rivers</a></li></ul></aside>\
              <footer>© 2024 Valley Times. All rights reserved.</footer><script>var x = 1;</script></body></html>"
         );
-        assert_eq!(text(&html), format!("Flood in the valley\n{STORY}\n{STORY}"));
+        assert_eq!(text(&html), format!("Flood in the valley\n{STORY}\n{STORY2}"));
     }
 
     #[test]
     fn whitespace_collapses_across_inline_elements_and_blocks_break_lines() {
         // Short lines between paragraphs stay; before the first and after the last they are edges.
-        let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY}</p>by me</div></body>");
-        assert_eq!(text(&html), format!("{STORY}\nOne bold word\nline\nbreak\na\nb\n{STORY}"));
+        let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY2}</p>by me</div></body>");
+        assert_eq!(text(&html), format!("{STORY}\nOne bold word\nline\nbreak\na\nb\n{STORY2}"));
         assert_eq!(text("<pre>  keep\n   this</pre>"), "keep\n   this");
     }
 
     #[test]
     fn an_article_may_end_in_a_list_of_short_items_but_not_in_a_byline() {
-        let html = format!("<body><article><p>{STORY}</p><p>{STORY}</p><h2>What to pack</h2><ul><li>Boots</li><li>A torch</li></ul><p>By Ann Lee</p></article></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}\nWhat to pack\nBoots\nA torch"));
+        let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p><h2>What to pack</h2><ul><li>Boots</li><li>A torch</li></ul><p>By Ann Lee</p></article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\nWhat to pack\nBoots\nA torch"));
     }
 
     #[test]
     fn linked_headings_inside_the_text_stay_but_a_teaser_after_it_goes() {
         let html = format!(
-            "<body><article><h2><a href=#one>Day one</a></h2><p>{STORY}</p><h2><a href=#two>Day two</a></h2><p>{STORY}</p>\
+            "<body><article><h2><a href=#one>Day one</a></h2><p>{STORY}</p><h2><a href=#two>Day two</a></h2><p>{STORY2}</p>\
              <h3><a href=/other>Another story you may like</a></h3></article></body>"
         );
-        assert_eq!(text(&html), format!("Day one\n{STORY}\nDay two\n{STORY}"));
+        assert_eq!(text(&html), format!("Day one\n{STORY}\nDay two\n{STORY2}"));
     }
 
     #[test]
@@ -205,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_boilerplate_class_around_most_of_the_page_is_kept() {
-        let html = format!("<body><div class=\"comments-enabled\"><p>{STORY}</p><p>{STORY}</p></div><p>short</p></body>");
+        let html = format!("<body><div class=\"comments-enabled\"><p>{STORY}</p><p>{STORY2}</p></div><p>short</p></body>");
         assert!(text(&html).contains(STORY));
     }
 
@@ -237,13 +244,13 @@ mod tests {
     fn noscript_text_is_read_only_when_the_page_has_none_besides() {
         let html = format!("<body><div id=app></div><noscript><div class=post-body><p>{STORY}</p></div></noscript></body>");
         assert_eq!(text(&html), STORY);
-        let html = format!("<body><article><p>{STORY}</p><p>{STORY}</p></article><noscript>Please enable JavaScript to view the comments.</noscript></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p></article><noscript>Please enable JavaScript to view the comments.</noscript></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]
     fn page_mode_keeps_more_than_the_main_text() {
-        let html = format!("<body><div><p>A note above the article that is not part of it at all, but still text.</p></div><article><p>{STORY}</p><p>{STORY}</p><p>{STORY}</p></article></body>");
+        let html = format!("<body><div><p>A note above the article that is not part of it at all, but still text.</p></div><article><p>{STORY}</p><p>{STORY2}</p><p>{STORY3}</p></article></body>");
         assert!(!text(&html).contains("A note above"));
         assert!(extract(&html, &Options::parse("mode=page").unwrap()).starts_with("A note above"));
     }
@@ -254,7 +261,7 @@ mod tests {
         let lede = "Thousands of residents spent the night in the school on the hill after the river broke its banks.";
         let html = format!(
             "<body><div class=page><div class=story><p class=lede>{lede} Volunteers served soup.</p>\
-             <div class=body><p>{STORY}</p><p>{STORY}</p></div><p>Read more on our site</p></div></div></body>"
+             <div class=body><p>{STORY}</p><p>{STORY2}</p></div><p>Read more on our site</p></div></div></body>"
         );
         let text = text(&html);
         assert!(text.starts_with(lede), "{text}");
@@ -264,23 +271,23 @@ mod tests {
     #[test]
     fn invisible_characters_go_and_the_text_is_nfc() {
         // `&shy;` hyphenation points, a zero-width space, ruby readings, and a decomposed `é`.
-        let html = format!("<body><p>{STORY}</p><p>Ita&shy;li&shy;ens zero\u{200b}width <ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>字 cafe\u{301}</p><p>{STORY}</p></body>");
-        assert_eq!(text(&html), format!("{STORY}\nItaliens zerowidth 漢字 café\n{STORY}"));
+        let html = format!("<body><p>{STORY}</p><p>Ita&shy;li&shy;ens zero\u{200b}width <ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>字 cafe\u{301}</p><p>{STORY2}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\nItaliens zerowidth 漢字 café\n{STORY2}"));
     }
 
     #[test]
     fn a_furniture_role_left_open_around_the_article_does_not_hide_it() {
-        let html = format!("<body><header role=banner><a href=/>Home</a><div class=content><p>{STORY}</p><p>{STORY}</p></div></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><header role=banner><a href=/>Home</a><div class=content><p>{STORY}</p><p>{STORY2}</p></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]
     fn a_hidden_container_holding_the_whole_page_is_read_but_a_hidden_menu_is_not() {
         // React's streamed rendering keeps the body in `<div hidden id="S:0">` until its script runs.
-        let html = format!("<body><div hidden></div><div hidden id=\"S:0\"><main><p>{STORY}</p><p>{STORY}</p></main></div></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
-        let html = format!("<body><div hidden><p>A hidden drawer of links and offers for the reader</p></div><p>{STORY}</p><p>{STORY}</p></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><div hidden></div><div hidden id=\"S:0\"><main><p>{STORY}</p><p>{STORY2}</p></main></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        let html = format!("<body><div hidden><p>A hidden drawer of links and offers for the reader</p></div><p>{STORY}</p><p>{STORY2}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]
@@ -293,8 +300,8 @@ mod tests {
         let html = format!("<body><h1>Tomato sauce recipes</h1><p>{STORY}</p><ul>{items}</ul><div id=onetrust-consent-sdk><div id=onetrust-pc-sdk class=\"otPcCenter ot-sdk-container\"><h3>Your Privacy</h3>{vendors}</div></div></body>");
         let got = text(&html);
         assert!(got.contains(STORY) && !got.contains("Partner"), "{got}");
-        let html = format!("<body><div class=cookie-notice-wrapper><main><p>{STORY}</p><p>{STORY}</p></main></div></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"), "a site's own cookie word keeps its guard");
+        let html = format!("<body><div class=cookie-notice-wrapper><main><p>{STORY}</p><p>{STORY2}</p></main></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"), "a site's own cookie word keeps its guard");
     }
 
     #[test]
@@ -305,14 +312,14 @@ mod tests {
         let quotes = text(&html);
         assert!(quotes.contains(&format!("{STORY} (0)")) && quotes.contains(&format!("{STORY} (2)")), "{quotes}");
         // Beside an article, a figure is its picture and caption.
-        let html = format!("<body><article><p>{STORY}</p><figure><img src=x><figcaption>The bridge at dawn</figcaption></figure><p>{STORY}</p><p>{STORY}</p></article></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY}"));
+        let html = format!("<body><article><p>{STORY}</p><figure><img src=x><figcaption>The bridge at dawn</figcaption></figure><p>{STORY2}</p><p>{STORY3}</p></article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}"));
     }
 
     #[test]
     fn an_article_framed_in_a_fieldset_is_read() {
-        let html = format!("<body><h1><a href=/>Blog</a></h1><fieldset><legend>Week 2</legend><div class=body><p>{STORY}</p><p>{STORY}</p></div></fieldset></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><h1><a href=/>Blog</a></h1><fieldset><legend>Week 2</legend><div class=body><p>{STORY}</p><p>{STORY2}</p></div></fieldset></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]
@@ -398,8 +405,8 @@ mod tests {
         // `MIN_LIST` bytes, so they are furniture and the lenient reading gives the paragraphs.
         let fund = |i: usize| format!("<a class=fund href=/f{i}><span>Equity fund {i} Growth Direct Plan</span><span>5Y return {i}.5%</span></a>");
         let funds: String = (0..6).map(fund).collect();
-        let html = format!("<body><div class=prices>{funds}</div><div class=related><p>{STORY}</p></div><div class=related><p>{STORY}</p></div><div class=related><p>{STORY}</p></div></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY}"));
+        let html = format!("<body><div class=prices>{funds}</div><div class=related><p>{STORY}</p></div><div class=related><p>{STORY2}</p></div><div class=related><p>{STORY3}</p></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}"));
     }
 
     #[test]
@@ -407,21 +414,32 @@ mod tests {
         // Component sites (Adobe Experience Manager's `cmp-cta__banner`) put whole sections of a
         // page in call-to-action boxes; a short one is an ad for the site itself.
         let html = format!(
-            "<body><div class=body><p>{STORY}</p><p>{STORY}</p></div><div class=cmp-cta><p>Talk to our team today.</p></div>\
-             <div class=cmp-cta__banner><p>{STORY} {STORY}</p></div><div class=body><p>{STORY}</p></div></body>"
+            "<body><div class=body><p>{STORY}</p><p>{STORY2}</p></div><div class=cmp-cta><p>Talk to our team today.</p></div>\
+             <div class=cmp-cta__banner><p>{STORY2} {STORY3} {STORY4}</p></div><div class=body><p>{STORY}</p></div></body>"
         );
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}\n{STORY} {STORY}\n{STORY}"));
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY2} {STORY3} {STORY4}"), "the repeated paragraph is read once");
+    }
+
+    #[test]
+    fn a_repeated_block_is_read_once_but_code_may_repeat_its_lines() {
+        // A reply quoting the post it answers: a reader reads the post once.
+        let html = format!("<body><div class=thread><div class=post><p>{STORY}</p></div><div class=post><blockquote><p>{STORY}</p></blockquote><p>{STORY2}</p></div></div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        // The same line of code twice is two lines of the program.
+        let code = "total = total + price * quantity";
+        let html = format!("<body><article><p>{STORY}</p><pre>{code}</pre><p>{STORY2}</p><pre>{code}</pre><p>{STORY3}</p></article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{code}\n{STORY2}\n{code}\n{STORY3}"));
     }
 
     #[test]
     fn a_run_of_identifiers_is_no_text_but_a_path_holding_one_is() {
         // eBay spells a hidden "Sponsored" as a paragraph of letters and UUIDs run together.
         let ids = "9303097ac-d3e5-41e1-baf5-303640756ebfX2bf8403c-6590-4d73-8b16-95f6c3ecdef8 84f535a2-9d93-4358-b5a8-c77d761c12e0";
-        let html = format!("<body><p>{STORY}</p><p>{ids}</p><p>{STORY}</p></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{STORY}"));
+        let html = format!("<body><p>{STORY}</p><p>{ids}</p><p>{STORY2}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
         let path = "sudo vi /media/fred/ba5b7f3a-54d2-4325-80e5-e7a159900d3f/etc/fstab";
-        let html = format!("<body><p>{STORY}</p><pre>{path}</pre><p>{STORY}</p></body>");
-        assert_eq!(text(&html), format!("{STORY}\n{path}\n{STORY}"));
+        let html = format!("<body><p>{STORY}</p><pre>{path}</pre><p>{STORY2}</p></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{path}\n{STORY2}"));
     }
 
     #[test]

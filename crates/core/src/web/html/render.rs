@@ -23,6 +23,8 @@ const PARAGRAPH_CHARS: usize = 80;
 /// credits; not list items: an article that ends in a list (what to pack, where to buy) ends in
 /// short lines.
 const EDGE_CHARS: usize = 40;
+/// A block this long that the text already holds is a repeat.
+const REPEAT_CHARS: usize = 20;
 /// Beside the main element, only a block this long without links is text (a lede); shorter ones
 /// there are teasers, labels and calls to action.
 const OUTSIDE_CHARS: usize = 120;
@@ -38,6 +40,8 @@ pub struct Block {
     item: bool,
     /// Outside the main element: kept only as a paragraph of its own.
     outside: bool,
+    /// Preformatted (code): its lines may repeat.
+    pre: bool,
 }
 
 impl Block {
@@ -80,6 +84,7 @@ impl Blocks {
         let before = self.cur.text.len();
         self.cur.outside |= !self.inside;
         if self.in_pre > 0 {
+            self.cur.pre = true;
             self.cur.text.push_str(t);
         } else {
             for c in t.chars() {
@@ -171,9 +176,13 @@ fn machine(text: &str) -> bool {
     machine_bytes * 5 >= text.len() * 4
 }
 
-/// The blocks that are main text, one per line. In a `list` (a listing's cards, a collection's
-/// grid), links are the items' titles: link-heavy blocks and short edge lines stay.
-pub fn render(blocks: &[Block], list: bool) -> String {
+/// The blocks that are main text, one per line, and the length the text would have with its
+/// repeats, by which extraction chooses (so that reading a repeat once changes no choice). A
+/// block the text already holds is read once: a forum reply quoting a post, a pull quote, a
+/// second copy of the text for small screens. In a `list` (a listing's cards, a collection's
+/// grid), links are the items' titles: link-heavy blocks and short edge lines stay, and items may
+/// repeat a line, as code does.
+pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
     let keep: Vec<bool> = blocks
         .iter()
         .map(|b| {
@@ -195,6 +204,7 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         ),
     };
     let mut out = String::new();
+    let (mut seen, mut len) = (std::collections::HashSet::new(), 0);
     for (i, b) in blocks.iter().enumerate() {
         if !keep[i] {
             continue;
@@ -213,9 +223,13 @@ pub fn render(blocks: &[Block], list: bool) -> String {
         if b.heading && !blocks[i + 1..].iter().zip(&keep[i + 1..]).take_while(|(n, _)| !n.heading).any(|(_, k)| *k) {
             continue;
         }
+        len += b.text.len() + 1;
+        if !list && !b.pre && b.chars() >= REPEAT_CHARS && !seen.insert(b.text.as_str()) {
+            continue;
+        }
         out.push_str(&b.text);
         out.push('\n');
     }
     out.truncate(out.trim_end().len());
-    out
+    (out, len.saturating_sub(1))
 }
