@@ -432,6 +432,14 @@ mod tests {
     }
 
     #[test]
+    fn a_forum_posts_profile_and_signature_are_not_the_post() {
+        // phpBB's `postprofile` beside each post, and the signature under it.
+        let post = |body: &str| format!("<div class=post><div class=postbody><p>{body}</p><div class=signature>Signatures are bumper stickers of the internet, said a poster once.</div></div><dl class=postprofile><dt>Mme A. d'Oiseau</dt><dd>Posts: 6217</dd><dd>Founded: Oct 05, 2011</dd></dl></div>");
+        let html = format!("<body><div id=page-body>{}{}</div></body>", post(STORY), post(STORY2));
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+    }
+
+    #[test]
     fn a_run_of_identifiers_is_no_text_but_a_path_holding_one_is() {
         // eBay spells a hidden "Sponsored" as a paragraph of letters and UUIDs run together.
         let ids = "9303097ac-d3e5-41e1-baf5-303640756ebfX2bf8403c-6590-4d73-8b16-95f6c3ecdef8 84f535a2-9d93-4358-b5a8-c77d761c12e0";

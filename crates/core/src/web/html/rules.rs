@@ -63,7 +63,7 @@ const FURNITURE: &[&str] = &[
     "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
-    "recirculation", "-slide", "-embed", "-legend", "paywall",
+    "recirculation", "-slide", "-embed", "-legend", "paywall", "postprofile", "-signature",
 ];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
