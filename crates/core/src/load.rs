@@ -85,12 +85,15 @@ impl FileBytes {
     /// converted, not the map: a file truncated under a live map faults on access (SIGBUS), a
     /// window this keeps to the load.
     pub fn map(file: &std::fs::File) -> std::result::Result<Self, String> {
-        let len = file.metadata().map_err(|e| e.to_string())?.len();
-        if len == 0 {
-            // mmap(2) refuses an empty length; an empty file is an empty read.
-            return Ok(Self::Read(Vec::new()));
+        let meta = file.metadata().map_err(|e| e.to_string())?;
+        if !meta.is_file() || meta.len() == 0 {
+            // mmap(2) refuses an empty length and what is not a plain file (a pipe, a folder):
+            // those are read, with the reading's own error ("Is a directory").
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut &*file, &mut bytes).map_err(|e| e.to_string())?;
+            return Ok(Self::Read(bytes));
         }
-        // SAFETY: the map is read-only and dropped once its bytes are converted (above); the one
+        // SAFETY: the map is read-only and dropped once its bytes are converted; the one
         // hazard, another process truncating the file meanwhile, is the same one safetensors'
         // own loaders accept.
         let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| e.to_string())?;
@@ -211,5 +214,7 @@ mod tests {
         assert!(map_file(&empty).unwrap().is_empty());
         let missing = map_file(&dir.path().join("nope")).err().unwrap();
         assert!(missing.contains("No such file"), "{missing}");
+        let folder = map_file(dir.path()).err().unwrap();
+        assert!(folder.contains("Is a directory"), "{folder}");
     }
 }
