@@ -48,10 +48,7 @@ pub fn version(uri: &str) -> Result<String> {
 /// cluster node's allowed roots) holds for every file of the folder, links included; the error is
 /// the cause alone, for a message that names the file itself.
 pub fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
-    read_bytes(&path.to_string_lossy()).map_err(|e| match e {
-        TokqError::Io { cause, .. } => cause,
-        other => other.to_string(),
-    })
+    read_bytes(&path.to_string_lossy()).map_err(cause)
 }
 
 /// [`read_file`] for a large file read once (a model's weights): mapped from the page cache
@@ -60,15 +57,17 @@ pub fn map_file(path: &std::path::Path) -> std::result::Result<FileBytes, String
     let uri = path.to_string_lossy();
     match LOADER.get() {
         Some(l) => (l.map)(&uri),
-        None => local(&uri).and_then(|p| {
-            let file = std::fs::File::open(p).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })?;
-            FileBytes::map(&file).map_err(|cause| TokqError::Io { uri: uri.to_string(), cause })
-        }),
+        None => map_local(&uri),
     }
-    .map_err(|e| match e {
+    .map_err(cause)
+}
+
+/// An I/O error's cause alone, for a message that names the file itself.
+fn cause(e: TokqError) -> String {
+    match e {
         TokqError::Io { cause, .. } => cause,
         other => other.to_string(),
-    })
+    }
 }
 
 /// A file's bytes: mapped ([`FileBytes::map`]) or read into memory (a remote object).
@@ -149,6 +148,13 @@ pub fn loaded_models() -> BTreeMap<String, String> {
 /// The loader a host without object stores gets: plain paths and `file://` URIs.
 fn read_local(uri: &str) -> Result<Vec<u8>> {
     std::fs::read(local(uri)?).map_err(|e| TokqError::Io { uri: uri.to_string(), cause: e.to_string() })
+}
+
+/// [`read_local`], mapped.
+fn map_local(uri: &str) -> Result<FileBytes> {
+    let io = |cause: String| TokqError::Io { uri: uri.to_string(), cause };
+    let file = std::fs::File::open(local(uri)?).map_err(|e| io(e.to_string()))?;
+    FileBytes::map(&file).map_err(io)
 }
 
 /// A local file's version: its size, modification time and inode (a file replaced by a rename

@@ -106,8 +106,8 @@ fn pick(html: &str, options: &Options) -> String {
     // forum's posts all classed `comment`, an article in page-builder `widget`s), or the text is
     // only in `<noscript>`: a short result is tried again with only the tags deciding, as
     // trafilatura falls back to another extractor when its own result is short.
-    let lenient = main_text(&dom, options, false);
-    if lenient.1 > LENIENT_GAIN * len { lenient.0 } else { text }
+    let (lenient, lenient_len) = main_text(&dom, options, false);
+    if lenient_len > LENIENT_GAIN * len { lenient } else { text }
 }
 
 /// The main text, or the whole page when the main element is too short or too small a share, or
