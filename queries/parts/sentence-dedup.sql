@@ -1,5 +1,6 @@
 -- Part (INCLUDE it): sentence (or line) dedup of the view ${docs} (doc_id, text, _source, _row),
--- as datatrove 0.10.1's SentenceDedup decides it. See queries/sentence-dedup.sql for the recipe.
+-- as datatrove 0.10.1's SentenceDedup decides it, or with unit 'ngram' bff's fuzzy paragraph
+-- dedup. See queries/sentence-dedup.sql and queries/ngram-dedup.sql for the recipes.
 
 PARAMETERS (
   docs              name    DEFAULT docs,                           -- the view to dedup: doc_id, text, _source, _row
@@ -7,19 +8,23 @@ PARAMETERS (
   output            path    DEFAULT 'out/sentence-dedup/',          -- every kept document, its repeated spans removed
   rejects           path    DEFAULT 'out/sentence-dedup-rejects/',  -- documents left too short, with filter_reason
   n_sentences       integer DEFAULT 3,                              -- sentences (or lines) per span (datatrove: 3)
-  unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's) or 'line' (split_sentences=False)
+  unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's), 'line' (split_sentences=False) or 'ngram' (bff's word n-grams)
   min_doc_words     integer DEFAULT 50,                             -- a changed document keeps at least this many words (0: off)
   min_num_sentences integer DEFAULT 3,                             -- and this many sentences (0: off)
   min_count         integer DEFAULT 2,                              -- a span repeats when the corpus holds it this many times
   keep_first        boolean DEFAULT true,                           -- keep a repeated span's first occurrence (false: remove every copy)
   bloom             boolean DEFAULT false,                          -- count only the spans a Bloom filter lets through: the same rows, less memory
-  bloom_fpr         number  DEFAULT 0.01                            -- the filter's false-positive rate (2.4 bytes per span at 0.01)
+  bloom_fpr         number  DEFAULT 0.01,                           -- the filter's false-positive rate (2.4 bytes per span at 0.01)
+  min_ngram_size    integer DEFAULT 5,                              -- unit 'ngram': a shorter paragraph with this many words is one n-gram
+  threshold         number  DEFAULT 0.8,                            -- unit 'ngram': a paragraph goes when more than this share of its n-grams was seen
+  remove_documents  boolean DEFAULT false,                          -- unit 'ngram': so does a document, by the share of all its n-grams
+  reason            text    DEFAULT 'sentence_dedup'                -- the rejects' reasons start with it
 );
 
 -- 1. One pass over the input: the hash of every span of n_sentences sentences, with lineage.
 COPY (
   SELECT _source, _row, s['hash'] AS hash, s['start'] AS start
-  FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}')) AS s FROM ${docs})
+  FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}', ${min_ngram_size})) AS s FROM ${docs})
 ) TO '${work}spans/' STORED AS PARQUET;
 
 -- 2. With bloom=true, the counting Bloom filter of every span, sized for the spans there are
@@ -34,7 +39,9 @@ COPY (
 
 -- 3. The repeated spans: every occurrence of a hash seen at least min_count times but its first
 --    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
---    per document. The order does not depend on partitions or executors.
+--    per document. The order does not depend on partitions or executors. An n-gram's start is
+--    its paragraph, which can hold it more than once: every occurrence after the first paragraph
+--    that holds it is seen, and none within that paragraph (the rank counts paragraphs).
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
 --    carry lineage, and this one only looks documents up.
 COPY (
@@ -42,7 +49,7 @@ COPY (
   SELECT _source AS source, _row AS source_row, array_agg(start) AS starts
   FROM (
     SELECT s._source, s._row, s.start,
-           row_number() OVER (PARTITION BY s.hash ORDER BY s._source, s._row, s.start) AS nth
+           dense_rank() OVER (PARTITION BY s.hash ORDER BY s._source, s._row, s.start) AS nth
     -- Most spans occur once: count them by hash alone, and order only the repeated ones. With
     -- bloom, only the spans the filter counts min_count times are counted: the filter never
     -- counts a span below its copies, so the exact count decides as without it.
@@ -62,7 +69,7 @@ CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${w
 --    empty text never stays (datatrove drops it too). Rejects keep their original text.
 CREATE VIEW deduped AS
 SELECT d.doc_id, d._source, d._row, d.text AS original, r.starts,
-       drop_spans(d.text, r.starts, ${n_sentences}, '${unit}') AS kept
+       drop_spans(d.text, r.starts, ${n_sentences}, '${unit}', ${min_ngram_size}, ${threshold}, ${remove_documents}) AS kept
 FROM repeated r RIGHT JOIN ${docs} d ON d._source = r.source AND d._row = r.source_row;
 
 COPY (
@@ -72,12 +79,12 @@ COPY (
          coalesce(cardinality(starts), 0) AS removed_spans
   FROM (
     SELECT *,
-           CASE WHEN kept IS NULL OR kept = '' THEN 'sentence_dedup:empty'
+           CASE WHEN kept IS NULL OR kept = '' THEN '${reason}:empty'
                 WHEN starts IS NULL OR kept = original THEN NULL
                 WHEN ${min_doc_words} > 0 AND cardinality(split_words(kept)) < ${min_doc_words}
-                  THEN 'sentence_dedup:few_words'
+                  THEN '${reason}:few_words'
                 WHEN ${min_num_sentences} > 0 AND cardinality(split_sentences(kept)) < ${min_num_sentences}
-                  THEN 'sentence_dedup:few_sentences'
+                  THEN '${reason}:few_sentences'
            END AS filter_reason
     FROM deduped
   )

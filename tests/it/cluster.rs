@@ -525,8 +525,8 @@ fn a_relative_output_path_is_the_clients_folder_on_a_cluster() {
 }
 
 #[test]
-fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
-    use crate::subdoc::{decontaminate, planted_eval, sentence_dedup, texts};
+fn sentence_and_ngram_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
+    use crate::subdoc::{decontaminate, planted_eval, planted_paragraphs, run_recipe, sentence_dedup, texts};
     let cluster = start(2);
     let url = format!("df://127.0.0.1:{}", cluster.port);
     let ws = Workspace::new();
@@ -545,6 +545,13 @@ fn sentence_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
     assert_eq!(texts(&ws, "dc-local/out"), texts(&ws, "dc-remote/out"));
     assert_eq!(texts(&ws, "dc-local/rejects").len(), 2);
     assert_eq!(texts(&ws, "dc-local/rejects"), texts(&ws, "dc-remote/rejects"));
+    let nd = Workspace::new();
+    nd.file("docs.jsonl", crate::dedup::jsonl(&planted_paragraphs()));
+    run_recipe(&nd, "ngram-dedup.sql", "local", &[], &["--partitions", "2"]);
+    run_recipe(&nd, "ngram-dedup.sql", "remote", &[], &["--partitions", "2", "--cluster", &url]);
+    assert_eq!(texts(&nd, "local/out"), texts(&nd, "remote/out"));
+    assert_eq!(texts(&nd, "local/rejects").len(), 2);
+    assert_eq!(texts(&nd, "local/rejects"), texts(&nd, "remote/rejects"));
 }
 
 #[test]

@@ -1,25 +1,9 @@
 //! On real tokenizers and real text: tokq's own encoder gives the reference encoders' ids, and
 //! the reference encoders' chunked encoding gives their whole-text ids.
 
-use std::io::{BufRead, BufReader, Read};
-
 use tokq_core::tokenize::{EncodeOptions, Tokenizer};
 
-use crate::util::shared;
-
-fn docs(rel: &str, limit: usize) -> Option<Vec<String>> {
-    let path = shared(rel)?;
-    let file = std::fs::File::open(&path).unwrap();
-    let r: Box<dyn Read> =
-        if rel.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(file)) } else { Box::new(file) };
-    Some(
-        BufReader::new(r)
-            .lines()
-            .take(limit)
-            .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap()["text"].as_str().unwrap().to_string())
-            .collect(),
-    )
-}
+use crate::util::{shared, shared_texts};
 
 fn specs() -> Vec<String> {
     let mut specs: Vec<String> = [
@@ -47,7 +31,7 @@ fn specs() -> Vec<String> {
 
 #[test]
 fn tokq_encoder_gives_the_reference_ids() {
-    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 300), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+    let (Some(wiki), Some(udhr)) = (shared_texts("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 300), shared_texts("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
         return;
     };
     for spec in specs() {
@@ -62,7 +46,7 @@ fn tokq_encoder_gives_the_reference_ids() {
 
 #[test]
 fn chunked_ids_equal_whole_text_ids() {
-    let (Some(wiki), Some(udhr)) = (docs("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), docs("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+    let (Some(wiki), Some(udhr)) = (shared_texts("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), shared_texts("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
         return;
     };
     for spec in &specs() {
@@ -81,7 +65,7 @@ fn chunked_ids_equal_whole_text_ids() {
 #[test]
 fn qwen_rank_file_matches_qwen_tokenizer_json() {
     let (Some(json), Some(ranks), Some(udhr)) =
-        (shared("tokenizers/qwen/tokenizer.json"), shared("tokenizers/qwen/qwen.tiktoken"), docs("corpora/udhr-multilingual/udhr2.jsonl", 400))
+        (shared("tokenizers/qwen/tokenizer.json"), shared("tokenizers/qwen/qwen.tiktoken"), shared_texts("corpora/udhr-multilingual/udhr2.jsonl", 400))
     else {
         return;
     };

@@ -1,7 +1,10 @@
 //! Below the document: `queries/sentence-dedup.sql` and `queries/decontaminate.sql` on planted
 //! repeats and evaluation items (their parity with datatrove is tests/parity/).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+use tokq_core::dedup::ngrams::NgramRule;
+use tokq_core::dedup::spans::{SpanDedup, Unit};
 
 use crate::dedup::jsonl;
 use crate::util::*;
@@ -174,6 +177,86 @@ fn a_bad_eval_table_fails_in_one_line_that_names_it() {
     assert!(e.contains("No field named query"), "{e}");
     let e = fails("eval.txt");
     assert!(e.contains("cannot tell the format"), "{e}");
+}
+
+/// What queries/ngram-dedup.sql must give, decided one document at a time in lineage order: a
+/// paragraph's n-gram is seen when an earlier paragraph held it. Kept texts and rejected ids.
+fn ngram_dedup_in_order(docs: &[(String, String)], n: i64, rule: NgramRule) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let dedup = SpanDedup::new("test", n, Unit::Ngram).unwrap().with_ngram_rule(rule);
+    let (mut earlier, mut kept, mut rejected) = (HashSet::new(), BTreeMap::new(), BTreeMap::new());
+    for (id, text) in docs {
+        let mut seen = Vec::new();
+        // A paragraph's n-grams join the set after it: within a paragraph nothing is seen.
+        for paragraph in dedup.hashes(text).chunk_by(|a, b| a.1 == b.1) {
+            seen.extend(paragraph.iter().filter(|(h, _)| earlier.contains(h)).map(|&(_, p)| p));
+            earlier.extend(paragraph.iter().map(|&(h, _)| h));
+        }
+        match dedup.remove(text, &seen) {
+            t if t.is_empty() => rejected.insert(id.clone(), "ngram_dedup:empty".to_string()),
+            t => kept.insert(id.clone(), t.into_owned()),
+        };
+    }
+    (kept, rejected)
+}
+
+/// Paragraphs of three planted sentences (51 words each) in five documents: a source, an exact
+/// copy, a copy of its first paragraph with the last word changed beside a new one, a copy with
+/// only short lines of its own, a document quoting half of a paragraph, one with a word changed
+/// inside and at the end, and a paragraph that repeats one sentence eight times.
+pub fn planted_paragraphs() -> Vec<(String, String)> {
+    let para = |d: usize| (0..3).map(|k| sentence(d, k)).collect::<Vec<_>>().join(" ");
+    let source = format!("{}\n{}\n{}", para(0), para(1), para(2));
+    let changed = para(0).replacen("with", "beside", 1).trim_end_matches('.').to_string() + " too.";
+    let half: String = para(1).split(' ').take(25).collect::<Vec<_>>().join(" ");
+    [
+        ("source", source.clone()),
+        ("copy", source.clone()),
+        ("near", format!("{}\n{}", para(0).rsplit_once(' ').unwrap().0.to_string() + " end.", para(3))),
+        ("short-lines", format!("{}\nOK then.\nBye.", para(2))),
+        ("half", format!("{half} and then {}", para(4))),
+        ("changed", changed),
+        ("echo", vec![sentence(9, 0); 8].join(" ")),
+    ]
+    .into_iter()
+    .map(|(i, t)| (i.to_string(), t))
+    .collect()
+}
+
+#[test]
+fn ngram_dedup_removes_paragraphs_seen_before_the_same_on_any_partitions() {
+    let ws = Workspace::new();
+    let mut docs = planted_paragraphs();
+    // Reuters' wire stories repeat whole and in part; its lines are paragraphs of 5-12 words.
+    if let Some(reuters) = shared_texts("corpora/reuters-21578/reuters21578.jsonl.gz", 3000) {
+        docs.extend(reuters.into_iter().enumerate().map(|(i, t)| (format!("reuters-{i}"), t)));
+    }
+    ws.file("docs.jsonl", jsonl(&docs));
+    let run = |to: &str, sets: &[&str], partitions: &str| {
+        let run = run_recipe(&ws, "ngram-dedup.sql", to, sets, &["--partitions", partitions]);
+        let a = run.accounting(&format!("{to}/out"));
+        assert_eq!(a["input_rows"].as_u64(), Some(docs.len() as u64), "{a}");
+        (texts(&ws, &format!("{to}/out")), reasons(&ws, &format!("{to}/rejects")))
+    };
+    // DCLM's settings: 13-grams, threshold 0.8, whole documents too.
+    let dclm = run("dclm", &[], "1");
+    assert_eq!(dclm, ngram_dedup_in_order(&docs, 13, NgramRule::new("t", 13, 13, 0.8, true).unwrap()));
+    let (kept, rejected) = &dclm;
+    assert_eq!(rejected.get("copy").map(String::as_str), Some("ngram_dedup:empty"));
+    // The last word changed leaves 37 of 39 n-grams seen: the paragraph goes with its \n.
+    assert_eq!(kept["near"], format!("\n{}", (0..3).map(|k| sentence(3, k)).collect::<Vec<_>>().join(" ")));
+    // Short lines have no 13-gram and would stay, but all of the document's n-grams were seen.
+    assert_eq!(rejected.get("short-lines").map(String::as_str), Some("ngram_dedup:empty"));
+    // 14 of 67 n-grams seen is far below 0.8: the paragraph stays whole.
+    assert_eq!(kept["half"], docs[4].1);
+    // 107 of its 124 n-grams repeat within the paragraph, which is no repeat at all.
+    assert_eq!(kept["echo"], docs[6].1);
+    // Two partitions and the Bloom filter's bounded count: the same rows.
+    assert_eq!(run("two", &[], "2"), dclm);
+    assert_eq!(run("bloom", &["bloom=true", "bloom_fpr=0.3"], "2"), dclm);
+    // bff's own defaults: paragraphs of 5 words or more count, documents are not removed whole.
+    let bff = run("bff", &["min_ngram_size=5", "remove_documents=false"], "2");
+    assert_eq!(bff, ngram_dedup_in_order(&docs, 13, NgramRule::new("t", 13, 5, 0.8, false).unwrap()));
+    assert_eq!(bff.0["short-lines"], "\nOK then.\nBye.");
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -130,6 +131,20 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     None
 }
 
+/// The `text` of the first `limit` lines of a shared JSONL file (gzip by its name), when present.
+pub fn shared_texts(rel: &str, limit: usize) -> Option<Vec<String>> {
+    let file = std::fs::File::open(shared(rel)?).unwrap();
+    let r: Box<dyn Read> =
+        if rel.ends_with(".gz") { Box::new(flate2::read::MultiGzDecoder::new(file)) } else { Box::new(file) };
+    Some(
+        BufReader::new(r)
+            .lines()
+            .take(limit)
+            .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap()["text"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
 pub fn tokq(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tokq")).args(args).current_dir(repo_root()).output().expect("run tokq")
 }
@@ -259,7 +274,6 @@ pub fn tokq_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
 
 /// Runs tokq with extra environment variables; kills it and fails after `secs` seconds.
 pub fn run_within(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
-    use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tokq"))
         .args(args)
         .envs(env.iter().copied())

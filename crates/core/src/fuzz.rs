@@ -93,7 +93,7 @@ fn exercise(text: &str) {
     }
     // Spans: the starts a text's hashes name can be dropped, and what is left is pieces of the
     // text (lines joined by one byte); a text's first n-gram is found by its own hash.
-    for unit in [Unit::Sentence, Unit::Line] {
+    for unit in [Unit::Sentence, Unit::Line, Unit::Ngram] {
         for n in [1, 3] {
             let Ok(d) = SpanDedup::new("fuzz", n, unit) else { continue };
             let starts: Vec<u32> = d.hashes(text).into_iter().map(|(_, s)| s).collect();

@@ -1,7 +1,8 @@
-//! Dedup below the document in SQL: `span_hashes` (a document's spans of sentences or lines,
-//! hashed) and `drop_spans` (a document without the spans SQL found repeated), over
-//! `tokq_core::dedup::spans`. queries/sentence-dedup.sql joins them into datatrove's
-//! `SentenceDedup`.
+//! Dedup below the document in SQL: `span_hashes` (a document's spans of sentences or lines, or
+//! its paragraphs' word n-grams, hashed) and `drop_spans` (a document without the spans SQL found
+//! repeated, or the paragraphs mostly seen before), over `tokq_core::dedup::spans`.
+//! queries/sentence-dedup.sql joins them into datatrove's `SentenceDedup`, queries/ngram-dedup.sql
+//! into bff's fuzzy paragraph dedup.
 
 use std::sync::Arc;
 
@@ -9,16 +10,26 @@ use datafusion::arrow::array::StringBuilder;
 use datafusion::arrow::datatypes::{DataType, UInt32Type};
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF};
+use tokq_core::dedup::ngrams::NgramRule;
 use tokq_core::dedup::spans::{SpanDedup, Unit, MAX_N};
 use tokq_core::TokqError;
 
 use crate::args::{for_each_str_and_list, Consts};
 use crate::kit::{arities, doc, str_fn, Body, SpanHashes, Udf};
 
-/// `n_sentences` and `unit` from position `at` on.
+/// From position `at` on: `n_sentences`, `unit`, then the n-gram unit's `min_ngram_size`,
+/// `threshold` and `remove_documents` (bff's defaults: 5 or n if smaller, 0.8, false), which the
+/// other units ignore: a recipe's part passes them whatever its unit.
 fn span_dedup(function: &'static str, c: &Consts, at: usize) -> Result<SpanDedup, TokqError> {
     let unit = Unit::parse(function, c.str(at + 1, "unit")?.unwrap_or("sentence"))?;
-    SpanDedup::new(function, c.i64(at, "n_sentences", 3)?, unit)
+    let dedup = SpanDedup::new(function, c.i64(at, "n_sentences", 3)?, unit)?;
+    if unit != Unit::Ngram {
+        return Ok(dedup);
+    }
+    let n = dedup.n();
+    let min_n = c.i64(at + 2, "min_ngram_size", n.min(5) as i64)?;
+    let rule = NgramRule::new(function, n, min_n, c.f64(at + 3, "threshold", 0.8)?, c.bool(at + 4, "remove_documents", false)?)?;
+    Ok(dedup.with_ngram_rule(rule))
 }
 
 /// `drop_spans(text, starts [, n_sentences, unit])`.
@@ -53,7 +64,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         str_fn::<SpanHashes>(
             "span_hashes",
-            1..=3,
+            1..=4,
             |c| {
                 let dedup = span_dedup("span_hashes", c, 1)?;
                 Ok(Box::new(move |t| Some(SpanHashes(dedup.hashes(t)))))
@@ -64,31 +75,49 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                  str.splitlines() lines), each through simplify_text, joined by one space, xxhash64. Each element is \
                  {hash, start}, start being the index of the span's first sentence; spans that simplify to nothing have no \
                  element, and a document of fewer than n_sentences sentences has none. Unnest it, and the spans whose \
-                 hash was seen at a smaller (_source, _row, start) are the repeated ones drop_spans removes. NULL gives NULL.",
-                "span_hashes(text [, n_sentences, unit])",
+                 hash was seen at a smaller (_source, _row, start) are the repeated ones drop_spans removes. With unit \
+                 'ngram', the elements are the word n-grams of n_sentences words of each paragraph (the text between two \
+                 \\n; words are Unicode word-bound segments that are not whitespace, as Dolma's and DCLM's bff cut them), \
+                 start being the paragraph's index: a paragraph of fewer words but at least min_ngram_size is one n-gram. \
+                 NULL gives NULL.",
+                "span_hashes(text [, n_sentences, unit, min_ngram_size])",
             )
             .with_argument("text", "The document.")
-            .with_argument("n_sentences", &format!("Constant sentences (or lines) per span, 1 to {MAX_N} (default 3)."))
-            .with_argument("unit", "Constant 'sentence' (default: spaCy's sentences) or 'line' (datatrove's split_sentences=False).")
+            .with_argument("n_sentences", &format!("Constant sentences (or lines, or words) per span, 1 to {MAX_N} (default 3)."))
+            .with_argument(
+                "unit",
+                "Constant 'sentence' (default: spaCy's sentences), 'line' (datatrove's split_sentences=False) or 'ngram' (bff's word n-grams).",
+            )
+            .with_argument("min_ngram_size", "Constant, unit 'ngram' only: the fewest words of a paragraph shorter than n_sentences that is one n-gram, 1 to n_sentences (default 5, or n_sentences if smaller).")
             .with_sql_example("```sql\nSELECT s['start'] FROM (SELECT unnest(span_hashes('One. Two. Three. Four.')) AS s);\n```")
             .with_related_udf("drop_spans")
             .build(),
         ),
         Udf::new(
             "drop_spans",
-            arities(2..=4),
+            arities(2..=7),
             DropSpans,
             doc(
                 "A document without the spans that start at the given sentence indices, as datatrove 0.10.1's \
                  SentenceDedupFilter removes them: each start drops n_sentences sentences, with the whitespace before \
                  each; what remains is joined as it was (lines by \\n) and loses its leading whitespace. NULL or empty \
-                 starts give the text unchanged. Use the same n_sentences and unit as span_hashes. NULL text gives NULL.",
-                "drop_spans(text, starts [, n_sentences, unit])",
+                 starts give the text unchanged. Use the same n_sentences and unit as span_hashes. With unit 'ngram', \
+                 starts name a paragraph once for each of its n-grams seen before, and a paragraph goes (with the \\n \
+                 before it) when more than threshold of its n-grams were seen, as bff removes it; with remove_documents \
+                 the whole text goes when more than threshold of all its n-grams were (DCLM's old-both), and a text \
+                 with no word left is empty. NULL text gives NULL.",
+                "drop_spans(text, starts [, n_sentences, unit, min_ngram_size, threshold, remove_documents])",
             )
             .with_argument("text", "The document.")
-            .with_argument("starts", "The first sentence of each span to drop: a list of integers, such as array_agg of span_hashes' start.")
-            .with_argument("n_sentences", "Constant sentences (or lines) per span (default 3).")
-            .with_argument("unit", "Constant 'sentence' (default) or 'line'.")
+            .with_argument(
+                "starts",
+                "The first sentence of each span to drop (with unit 'ngram': the paragraph of each seen n-gram): a list of integers, such as array_agg of span_hashes' start.",
+            )
+            .with_argument("n_sentences", "Constant sentences (or lines, or words) per span (default 3).")
+            .with_argument("unit", "Constant 'sentence' (default), 'line' or 'ngram'.")
+            .with_argument("min_ngram_size", "Constant, unit 'ngram' only: as span_hashes takes it.")
+            .with_argument("threshold", "Constant, unit 'ngram' only: the share of seen n-grams a paragraph may have and stay, 0 to 1 (default 0.8).")
+            .with_argument("remove_documents", "Constant boolean, unit 'ngram' only: also remove a document past the threshold as a whole (default false).")
             .with_sql_example("```sql\nSELECT drop_spans('One here. Two there! Three? Four. Five.', [1]);\n```")
             .with_related_udf("span_hashes")
             .build(),

@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::ngrams::NgramRule;
 use crate::text::clean::simplify_text;
 use crate::text::py;
 use crate::text::sentences::sentence_ranges;
@@ -25,6 +26,9 @@ pub enum Unit {
     Sentence,
     /// Python's `str.splitlines()` lines (`split_sentences=False`).
     Line,
+    /// Word n-grams within `\n`-separated paragraphs, removed by share as `bff` does
+    /// ([`NgramRule`]).
+    Ngram,
 }
 
 impl Unit {
@@ -33,7 +37,8 @@ impl Unit {
         match s.to_ascii_lowercase().as_str() {
             "sentence" | "sentences" => Ok(Unit::Sentence),
             "line" | "lines" => Ok(Unit::Line),
-            _ => Err(TokqError::Argument { function, cause: format!("unit must be 'sentence' or 'line', got '{s}'") }),
+            "ngram" | "ngrams" => Ok(Unit::Ngram),
+            _ => Err(TokqError::Argument { function, cause: format!("unit must be 'sentence', 'line' or 'ngram', got '{s}'") }),
         }
     }
 }
@@ -42,20 +47,36 @@ impl Unit {
 /// nothing a shorter one would not.
 pub const MAX_N: i64 = 1000;
 
-/// Sentence (or line) dedup with spans of `n` units.
+/// Sentence (or line) dedup with spans of `n` units, or n-gram dedup with n-grams of `n` words.
 #[derive(Clone, Copy, Debug)]
 pub struct SpanDedup {
     n: usize,
     unit: Unit,
+    ngram: NgramRule,
 }
 
 impl SpanDedup {
     /// Spans of `n` (1 to [`MAX_N`]) units; `function` is the SQL function the errors name.
     pub fn new(function: &'static str, n: i64, unit: Unit) -> Result<Self, TokqError> {
         match usize::try_from(n) {
-            Ok(n) if (1..=MAX_N as usize).contains(&n) => Ok(SpanDedup { n, unit }),
+            // bff's defaults beside the size: a paragraph of 5 words or more has an n-gram,
+            // threshold 0.8, paragraphs only.
+            Ok(n) if (1..=MAX_N as usize).contains(&n) => {
+                Ok(SpanDedup { n, unit, ngram: NgramRule { min_n: n.min(5), threshold: 0.8, documents: false } })
+            }
             _ => Err(TokqError::Argument { function, cause: format!("n_sentences must be between 1 and {MAX_N}, got {n}") }),
         }
+    }
+
+    /// The n-gram unit's settings (checked by [`NgramRule::new`] for this size); the other units
+    /// ignore them.
+    pub fn with_ngram_rule(self, ngram: NgramRule) -> Self {
+        SpanDedup { ngram, ..self }
+    }
+
+    /// The n-gram size, for [`NgramRule::new`].
+    pub fn n(&self) -> usize {
+        self.n
     }
 
     /// The units the hashes are taken over: spaCy's sentences stripped, empty ones dropped
@@ -63,14 +84,19 @@ impl SpanDedup {
     fn hashed_units<'t>(&self, text: &'t str) -> Vec<&'t str> {
         match self.unit {
             Unit::Sentence => sentence_ranges(text).into_iter().map(|r| py::strip(&text[r])).filter(|s| !s.is_empty()).collect(),
-            Unit::Line => py::splitlines(text),
+            // `hashes` hands the n-gram unit to its rule before it asks for units.
+            Unit::Line | Unit::Ngram => py::splitlines(text),
         }
     }
 
     /// `(hash, first unit)` of every span of `n` consecutive units: xxhash64 of the units'
     /// `simplify_text` joined by one space. A span whose units all simplify to nothing has no
     /// hash; a text of fewer than `n` units has none.
+    /// With the n-gram unit, [`NgramRule::hashes`]: the second of a pair is the paragraph.
     pub fn hashes(&self, text: &str) -> Vec<(u64, u32)> {
+        if self.unit == Unit::Ngram {
+            return self.ngram.hashes(self.n, text);
+        }
         let units = self.hashed_units(text);
         if units.len() < self.n {
             return Vec::new();
@@ -97,7 +123,9 @@ impl SpanDedup {
 
     /// `text` without the spans that start at `starts` (unit indices, in any order): each drops
     /// its `n` units. A sentence goes with the whitespace before it, lines are joined again with
-    /// `\n`, and the result loses its leading whitespace. No start: the text as it is.
+    /// `\n`, and the result loses its leading whitespace. No start: the text as it is. With the
+    /// n-gram unit, `starts` name a paragraph once per n-gram of it seen before
+    /// ([`NgramRule::remove`]).
     pub fn remove<'t>(&self, text: &'t str, starts: &[u32]) -> Cow<'t, str> {
         if starts.is_empty() {
             return Cow::Borrowed(text);
@@ -105,7 +133,9 @@ impl SpanDedup {
         let units: Vec<Range<usize>> = match self.unit {
             Unit::Sentence => sentence_ranges(text),
             Unit::Line => py::splitlines(text).into_iter().map(|l| offset(text, l)).collect(),
+            Unit::Ngram => return self.ngram.remove(self.n, text, starts),
         };
+        let line = self.unit == Unit::Line;
         let mut dropped = vec![false; units.len()];
         for &s in starts {
             let s = s as usize;
@@ -116,16 +146,13 @@ impl SpanDedup {
         let mut out = String::with_capacity(text.len());
         let mut from = 0;
         for (unit, drop) in units.iter().zip(dropped) {
-            let piece = match self.unit {
-                // From the end of the previous sentence: the whitespace between them too.
-                Unit::Sentence => from..unit.end,
-                Unit::Line => unit.clone(),
-            };
+            // A sentence from the end of the previous one: the whitespace between them too.
+            let piece = if line { unit.clone() } else { from..unit.end };
             from = unit.end;
             if drop {
                 continue;
             }
-            if self.unit == Unit::Line && !out.is_empty() {
+            if line && !out.is_empty() {
                 out.push('\n');
             }
             out.push_str(&text[piece]);
@@ -180,7 +207,7 @@ mod tests {
     #[test]
     fn units_and_lengths_are_checked() {
         assert_eq!(Unit::parse("t", "LINE").unwrap(), Unit::Line);
-        assert!(Unit::parse("t", "word").unwrap_err().to_string().contains("'sentence' or 'line'"));
+        assert!(Unit::parse("t", "word").unwrap_err().to_string().contains("'sentence', 'line' or 'ngram'"));
         assert!(SpanDedup::new("t", 0, Unit::Sentence).is_err());
         assert!(SpanDedup::new("t", 1001, Unit::Sentence).is_err());
     }
