@@ -40,26 +40,37 @@ COPY (
 -- 3. The repeated spans: every occurrence of a hash seen at least min_count times but its first
 --    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
 --    per document. The order does not depend on partitions or executors. An n-gram's start is
---    its paragraph, which can hold it more than once: every occurrence after the first paragraph
---    that holds it is seen, and none within that paragraph (the rank counts paragraphs).
+--    its paragraph, which can hold it more than once: every occurrence outside the first
+--    paragraph that holds it is seen, and none within that paragraph.
+--    A place in lineage order is one number, so that the first one is a min() per hash: a
+--    window ranking each hash's occurrences costs a partition per hash, 8x the time on a corpus
+--    of near-duplicate paragraphs (docs/guide/subdoc.md).
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
 --    carry lineage, and this one only looks documents up.
 COPY (
-  -- In no order: drop_spans takes them as they come, and an ordered array_agg costs a sort per document.
-  SELECT _source AS source, _row AS source_row, array_agg(start) AS starts
-  FROM (
-    SELECT s._source, s._row, s.start,
-           dense_rank() OVER (PARTITION BY s.hash ORDER BY s._source, s._row, s.start) AS nth
-    -- Most spans occur once: count them by hash alone, and order only the repeated ones. With
-    -- bloom, only the spans the filter counts min_count times are counted: the filter never
-    -- counts a span below its copies, so the exact count decides as without it.
-    FROM (SELECT hash FROM read_parquet('${work}spans/')
-          WHERE NOT ${bloom} OR bloom_count(hash, '${work}bloom.parquet') >= least(${min_count}, 255)
-          GROUP BY hash HAVING count(*) >= ${min_count}) r
-    JOIN read_parquet('${work}spans/') s ON s.hash = r.hash
+  WITH files AS (
+    SELECT _source, row_number() OVER (ORDER BY _source) AS file
+    FROM (SELECT DISTINCT _source FROM read_parquet('${work}spans/'))
+  ),
+  spans AS (
+    -- (file, row, start) as a number that orders as they do: rows below 10^10, starts below 2^32.
+    SELECT s._source, s._row, s.start, s.hash,
+           arrow_cast(f.file, 'Decimal128(38,0)') * arrow_cast('100000000000000000000', 'Decimal128(38,0)')
+             + arrow_cast(s._row, 'Decimal128(38,0)') * 4294967296 + s.start AS place
+    FROM files f JOIN read_parquet('${work}spans/') s ON s._source = f._source
   )
-  WHERE nth > 1 OR NOT ${keep_first}
-  GROUP BY _source, _row
+  -- In no order: drop_spans takes them as they come, and an ordered array_agg costs a sort per document.
+  SELECT s._source AS source, s._row AS source_row, array_agg(s.start) AS starts
+  -- Most spans occur once: the aggregate keeps a count and a first place per hash, and only the
+  -- repeated hashes are joined back. With bloom, only the spans the filter counts min_count
+  -- times are counted: the filter never counts a span below its copies, so the exact count
+  -- decides as without it.
+  FROM (SELECT hash, min(place) AS first FROM spans
+        WHERE NOT ${bloom} OR bloom_count(hash, '${work}bloom.parquet') >= least(${min_count}, 255)
+        GROUP BY hash HAVING count(*) >= ${min_count}) r
+  JOIN spans s ON s.hash = r.hash
+  WHERE s.place <> r.first OR NOT ${keep_first}
+  GROUP BY s._source, s._row
 ) TO '${work}repeated/' STORED AS PARQUET;
 
 CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${work}repeated/');

@@ -250,8 +250,13 @@ fn ngram_dedup_removes_paragraphs_seen_before_the_same_on_any_partitions() {
     assert_eq!(kept["half"], docs[4].1);
     // 107 of its 124 n-grams repeat within the paragraph, which is no repeat at all.
     assert_eq!(kept["echo"], docs[6].1);
-    // Two partitions and the Bloom filter's bounded count: the same rows.
+    // Two partitions and the Bloom filter's bounded count: the same rows. So with the corpus in
+    // two files, whose names order them as the one file held them.
     assert_eq!(run("two", &[], "2"), dclm);
+    let (a, b) = docs.split_at(docs.len() / 2);
+    ws.file("split/a.jsonl", jsonl(a));
+    ws.file("split/b.jsonl", jsonl(b));
+    assert_eq!(run("files", &[&format!("input={}", ws.at("split/*.jsonl"))], "2"), dclm);
     assert_eq!(run("bloom", &["bloom=true", "bloom_fpr=0.3"], "2"), dclm);
     // bff's own defaults: paragraphs of 5 words or more count, documents are not removed whole.
     let bff = run("bff", &["min_ngram_size=5", "remove_documents=false"], "2");
