@@ -37,7 +37,16 @@ COPY (
   WHERE ${bloom}
 ) TO '${work}bloom.parquet' STORED AS PARQUET;
 
--- 3. The repeated spans: every occurrence of a hash seen at least min_count times but its first
+-- 3. Each input file's rank in name order, a table of its own: its footer's row count tells
+--    the planner that it is small, so that it is sent whole to every partition instead of the
+--    spans being shuffled by file to meet it.
+COPY (
+  -- Not named _source: a table with lineage has both _source and _row.
+  SELECT _source AS source, row_number() OVER (ORDER BY _source) AS file
+  FROM (SELECT DISTINCT _source FROM read_parquet('${work}spans/'))
+) TO '${work}files.parquet' STORED AS PARQUET;
+
+-- 4. The repeated spans: every occurrence of a hash seen at least min_count times but its first
 --    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
 --    per document. The order does not depend on partitions or executors. An n-gram's start is
 --    its paragraph, which can hold it more than once: every occurrence outside the first
@@ -48,16 +57,12 @@ COPY (
 --    The columns are not named _source and _row: the accounting counts the rows of tables that
 --    carry lineage, and this one only looks documents up.
 COPY (
-  WITH files AS (
-    SELECT _source, row_number() OVER (ORDER BY _source) AS file
-    FROM (SELECT DISTINCT _source FROM read_parquet('${work}spans/'))
-  ),
-  spans AS (
+  WITH spans AS (
     -- (file, row, start) as a number that orders as they do: rows below 10^10, starts below 2^32.
     SELECT s._source, s._row, s.start, s.hash,
            arrow_cast(f.file, 'Decimal128(38,0)') * arrow_cast('100000000000000000000', 'Decimal128(38,0)')
              + arrow_cast(s._row, 'Decimal128(38,0)') * 4294967296 + s.start AS place
-    FROM files f JOIN read_parquet('${work}spans/') s ON s._source = f._source
+    FROM read_parquet('${work}files.parquet') f JOIN read_parquet('${work}spans/') s ON s._source = f.source
   )
   -- In no order: drop_spans takes them as they come, and an ordered array_agg costs a sort per document.
   SELECT s._source AS source, s._row AS source_row, array_agg(s.start) AS starts
@@ -75,7 +80,7 @@ COPY (
 
 CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${work}repeated/');
 
--- 4. Every document once. A document with repeated spans loses them and stays if it keeps
+-- 5. Every document once. A document with repeated spans loses them and stays if it keeps
 --    min_doc_words words and min_num_sentences sentences; an unchanged one stays as it is. An
 --    empty text never stays (datatrove drops it too). Rejects keep their original text.
 CREATE VIEW deduped AS

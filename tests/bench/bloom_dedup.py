@@ -4,7 +4,8 @@ queries/parts/sentence-dedup.sql finds the span hashes the corpus holds at least
 The exact mode counts every distinct hash in a GROUP BY; the Bloom-filter mode first builds a
 counting Bloom filter of all of them (one statement), then counts only the hashes it lets
 through. This script makes a table of N span hashes with a share of them repeated (the shape of
-web text after document dedup), runs both modes' statements as the part writes them, checks that
+web text after document dedup), runs both modes' counts by hash as the part runs them (the part
+also keeps each hash's first place in lineage order, 16 bytes more a hash), checks that
 they find the same hashes, and prints wall time and peak RSS of each process at 1 and 2
 partitions. Peak RSS is the whole process's (GNU time), so it includes tokq's own ~60 MB.
 
