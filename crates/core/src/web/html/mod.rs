@@ -30,8 +30,13 @@ const LENIENT_GAIN: usize = 4;
 /// Repeated items replace the chosen text when they hold this many times as much...
 const LIST_GAIN: f64 = 1.5;
 /// ...and the main element has less than this: a longer one is an article, and repeated items
-/// beside it are teasers.
+/// beside it are teasers...
 const LIST_MAX_MAIN: usize = 2000;
+/// ...unless it holds less than this in paragraphs (lines of [`PARAGRAPH_LINE`] bytes or more):
+/// then it is one promotion's paragraph and the short lines around it (a shop's banner inside its
+/// product grid, read with the tiles after it), not an article.
+const LIST_MAX_PROSE: usize = 1000;
+const PARAGRAPH_LINE: usize = 150;
 /// A list holds at least this much text: a few cards beside a near-empty page (a box of fund
 /// prices, a row of teasers) are not a listing.
 const MIN_LIST: usize = 500;
@@ -121,6 +126,7 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize)
     let top = pruned.content_root();
     let main = render::render(&render::blocks(&pruned, pruned.widen(top), top), false);
     let main_len = main.1;
+    let prose: usize = main.0.lines().filter(|l| l.len() >= PARAGRAPH_LINE).map(str::len).sum();
     let chosen = if top == dom.root() || main_len < MIN_MAIN {
         whole()
     } else {
@@ -130,7 +136,7 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize)
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
-    if main_len < LIST_MAX_MAIN && !options.precision {
+    if (main_len < LIST_MAX_MAIN || prose < LIST_MAX_PROSE) && !options.precision {
         if let Some((list, text)) = pruned.items(top) {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.1 as f64;
             if enough(text) && text >= MIN_LIST {
@@ -341,6 +347,25 @@ mod tests {
         let text = text(&html);
         assert!(text.contains("Story number 0 about the river") && text.contains("the town moved to the hill, story 7."), "{text}");
         assert!(!text.contains("Imprint") && !text.contains("Topics"), "{text}");
+    }
+
+    #[test]
+    fn a_promotion_inside_a_product_grid_is_not_the_main_text() {
+        // A shop's grid of tiles (a linked title, a price, specifications) with a banner tile
+        // in it: the banner's paragraph is the page's only one, and read with the tiles after it
+        // (their titles dropped as links) it is long; the tiles are the content.
+        let tile = |i: usize| {
+            format!(
+                "<li class=tile><a href=/p/{i}><span>Insulated stainless steel water bottle with a straw lid, model {i}</span></a>\
+                 <div>${i}.95</div><div>Capacity: 32 fl. oz.</div><div>Cap: screw</div></li>"
+            )
+        };
+        let (before, after): (String, String) = ((0..6).map(tile).collect(), (6..56).map(tile).collect());
+        let banner = "<li><div class=banner><h2>Get $130 in value</h2><p>$30 in card rewards are yours when approved for \
+                      the shop's card by March 9. Plus, you can earn a $100 gift card after your first purchase.</p></div></li>";
+        let html = format!("<body><div id=page role=main><h1>Water bottles</h1><ul>{before}{banner}{after}</ul></div></body>");
+        let text = text(&html);
+        assert!(text.contains("straw lid, model 0") && text.contains("straw lid, model 55"), "{text}");
     }
 
     #[test]
