@@ -369,6 +369,19 @@ mod tests {
     }
 
     #[test]
+    fn a_hidden_block_that_holds_the_article_is_read() {
+        // A shop renders its product block hidden and reveals it by script; the menus around it
+        // hold more of the page's text than the 40% a hidden element needs to be read.
+        let menu: String = (0..40).map(|i| format!("<li><a href=/c/{i}>Category number {i}</a></li>")).collect();
+        let page = |hidden: &str| format!("<body><div class=menu><ul>{menu}</ul></div><div class=account>Hi</div><div class=defer-block style=\"display: none\">{hidden}</div></body>");
+        let article = format!("<article><h1>Almond thins</h1><p>{STORY}</p><p>{STORY2}</p></article>");
+        assert_eq!(text(&page(&article)), format!("Almond thins\n{STORY}\n{STORY2}"));
+        // A hidden box of short cards, each an `<article>`, stays hidden.
+        let cards: String = (0..4).map(|i| format!("<article><a href=/p/{i}>Almond thins, flavour number {i}</a></article>")).collect();
+        assert!(!text(&page(&cards)).contains("flavour number"));
+    }
+
+    #[test]
     fn a_menu_of_short_links_is_no_listing() {
         let entries: String = (0..12).map(|i| format!("<li><a href=/{i}>Section number {i}</a> <a href=/{i}/a>Archive of section {i}</a></li>")).collect();
         let html = format!("<body><div class=top><ul>{entries}</ul></div><div><p>{STORY}</p></div></body>");

@@ -75,10 +75,24 @@ impl<'d> Pruned<'d> {
         let hides = dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { marks, .. } if marks.hidden));
         let tagged = if hides { text_below(dom, &order, by_tag) } else { Vec::new() };
         let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
+        // A hidden element that holds a marked content container with as much text as the main
+        // element needs (a shop's product `<article>` in a `display:none` block that its script
+        // reveals; not a grid of short product cards that are each an `<article>`) is text too.
+        let mut holds_content = vec![false; if hides { n } else { 0 }];
+        if hides {
+            for &id in order.iter().rev() {
+                let own = matches!(dom.kind(id), Kind::Element { marks, .. } if marks.content) && tagged[id as usize] >= MIN_MARKED;
+                holds_content[id as usize] |= own;
+                if let Some(p) = dom.parent(id) {
+                    let below = holds_content[id as usize];
+                    holds_content[p as usize] |= below;
+                }
+            }
+        }
         let never = |id: Id| {
             by_tag(id)
                 || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.consent_manager
-                    || (marks.hidden && (tagged[id as usize] as f64) < GUARD * all))
+                    || (marks.hidden && (tagged[id as usize] as f64) < GUARD * all && !holds_content[id as usize]))
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.
