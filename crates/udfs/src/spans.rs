@@ -32,7 +32,7 @@ fn span_dedup(function: &'static str, c: &Consts, at: usize) -> Result<SpanDedup
     Ok(dedup.with_ngram_rule(rule))
 }
 
-/// `drop_spans(text, starts [, n_sentences, unit])`.
+/// `drop_spans(text, starts [, n_sentences, unit, min_ngram_size, threshold, remove_documents])`.
 struct DropSpans;
 
 impl Body for DropSpans {

@@ -97,8 +97,8 @@ impl NgramRule {
     /// paragraph count for nothing). As bff cuts them, a removed paragraph takes the `\n`
     /// before it. Empty when the whole document passes (`documents`) or no word is left.
     pub fn remove<'t>(&self, n: usize, text: &'t str, seen: &[u32]) -> Cow<'t, str> {
-        let spans: Vec<Range<usize>> = paragraphs(text).collect();
-        let mut hits = vec![0usize; spans.len()];
+        let paras: Vec<Range<usize>> = paragraphs(text).collect();
+        let mut hits = vec![0usize; paras.len()];
         for &k in seen {
             if let Some(h) = hits.get_mut(k as usize) {
                 *h += 1;
@@ -106,7 +106,7 @@ impl NgramRule {
         }
         let (mut seen_all, mut total_all) = (0, 0);
         let mut out = String::with_capacity(text.len());
-        for (p, &hit) in spans.iter().zip(&hits) {
+        for (p, &hit) in paras.iter().zip(&hits) {
             let mut words = 0;
             each_word(&text[p.clone()], |_| words += 1);
             let total = self.count(n, words);
