@@ -18,17 +18,17 @@ use crate::args::{for_each_str_and_list, Consts};
 use crate::kit::{arities, doc, str_fn, Body, SpanHashes, Udf};
 
 /// From position `at` on: `n_sentences`, `unit`, then the n-gram unit's `min_ngram_size`,
-/// `threshold` and `remove_documents` (bff's defaults: 5 or n if smaller, 0.8, false), which the
-/// other units ignore: a recipe's part passes them whatever its unit.
+/// `threshold` and `remove_documents` (bff's defaults, [`NgramRule::bff`]), which the other units
+/// ignore: a recipe's part passes them whatever its unit.
 fn span_dedup(function: &'static str, c: &Consts, at: usize) -> Result<SpanDedup, TokqError> {
     let unit = Unit::parse(function, c.str(at + 1, "unit")?.unwrap_or("sentence"))?;
     let dedup = SpanDedup::new(function, c.i64(at, "n_sentences", 3)?, unit)?;
     if unit != Unit::Ngram {
         return Ok(dedup);
     }
-    let n = dedup.n();
-    let min_n = c.i64(at + 2, "min_ngram_size", n.min(5) as i64)?;
-    let rule = NgramRule::new(function, n, min_n, c.f64(at + 3, "threshold", 0.8)?, c.bool(at + 4, "remove_documents", false)?)?;
+    let (n, bff) = (dedup.n(), NgramRule::bff(dedup.n()));
+    let min_n = c.i64(at + 2, "min_ngram_size", bff.min_n as i64)?;
+    let rule = NgramRule::new(function, n, min_n, c.f64(at + 3, "threshold", bff.threshold)?, c.bool(at + 4, "remove_documents", bff.documents)?)?;
     Ok(dedup.with_ngram_rule(rule))
 }
 

@@ -35,6 +35,12 @@ pub struct NgramRule {
 }
 
 impl NgramRule {
+    /// bff's defaults for n-grams of `n` words: a paragraph of 5 words or more (or `n` if
+    /// smaller) has an n-gram, threshold 0.8, paragraphs only.
+    pub fn bff(n: usize) -> Self {
+        NgramRule { min_n: n.min(5), threshold: 0.8, documents: false }
+    }
+
     /// Checks the settings for n-grams of `n` words; `function` is the SQL function the errors name.
     pub fn new(function: &'static str, n: usize, min_n: i64, threshold: f64, documents: bool) -> Result<Self, TokqError> {
         let bad = |cause: String| Err(TokqError::Argument { function, cause });
@@ -272,24 +278,24 @@ fn ascii_words(text: &str) -> impl Iterator<Item = &str> {
         }
         let start = i;
         i += 1;
-        while i < b.len() && !breaks(at(i.wrapping_sub(2)), at(i - 1), at(i), at(i + 1), i >= 2) {
+        // Before the text's start (and past its end) the class is Other, which no rule joins.
+        while i < b.len() && !breaks(at(i.wrapping_sub(2)), at(i - 1), at(i), at(i + 1)) {
             i += 1;
         }
         Some(&text[start..i])
     })
 }
 
-/// Whether UAX #29 breaks between `a` and `b`, with the class before `a` (`before`, when
-/// `has_before`) and after `b`.
-fn breaks(before: Class, a: Class, b: Class, after: Class, has_before: bool) -> bool {
+/// Whether UAX #29 breaks between `a` and `b`, with the class before `a` and after `b`.
+fn breaks(before: Class, a: Class, b: Class, after: Class) -> bool {
     use Class::*;
     let word = |c: Class| matches!(c, Letter | Digit | Extend);
     match (a, b) {
         (Letter | Digit, Letter | Digit) => false,                                 // WB5, WB8, WB9, WB10
         (Letter, MidLetter | MidNumLetQ) if after == Letter => false,              // WB6
-        (MidLetter | MidNumLetQ, Letter) if has_before && before == Letter => false, // WB7
+        (MidLetter | MidNumLetQ, Letter) if before == Letter => false,             // WB7
         (Digit, MidNum | MidNumLetQ) if after == Digit => false,                   // WB12
-        (MidNum | MidNumLetQ, Digit) if has_before && before == Digit => false,    // WB11
+        (MidNum | MidNumLetQ, Digit) if before == Digit => false,                  // WB11
         (x, Extend) if word(x) => false,                                           // WB13a
         (Extend, Letter | Digit) => false,                                         // WB13b
         _ => true,

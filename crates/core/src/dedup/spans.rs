@@ -59,11 +59,7 @@ impl SpanDedup {
     /// Spans of `n` (1 to [`MAX_N`]) units; `function` is the SQL function the errors name.
     pub fn new(function: &'static str, n: i64, unit: Unit) -> Result<Self, TokqError> {
         match usize::try_from(n) {
-            // bff's defaults beside the size: a paragraph of 5 words or more has an n-gram,
-            // threshold 0.8, paragraphs only.
-            Ok(n) if (1..=MAX_N as usize).contains(&n) => {
-                Ok(SpanDedup { n, unit, ngram: NgramRule { min_n: n.min(5), threshold: 0.8, documents: false } })
-            }
+            Ok(n) if (1..=MAX_N as usize).contains(&n) => Ok(SpanDedup { n, unit, ngram: NgramRule::bff(n) }),
             _ => Err(TokqError::Argument { function, cause: format!("n_sentences must be between 1 and {MAX_N}, got {n}") }),
         }
     }

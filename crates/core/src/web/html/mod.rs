@@ -126,7 +126,10 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize)
     let top = pruned.content_root();
     let main = render::render(&render::blocks(&pruned, pruned.widen(top), top), false);
     let main_len = main.1;
-    let prose: usize = main.0.lines().filter(|l| l.len() >= PARAGRAPH_LINE).map(str::len).sum();
+    // Decided before `main` may be chosen, and its paragraphs counted only when the length
+    // alone does not decide.
+    let list_may_replace = !options.precision
+        && (main_len < LIST_MAX_MAIN || main.0.lines().filter(|l| l.len() >= PARAGRAPH_LINE).map(str::len).sum::<usize>() < LIST_MAX_PROSE);
     let chosen = if top == dom.root() || main_len < MIN_MAIN {
         whole()
     } else {
@@ -136,7 +139,7 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize)
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
-    if (main_len < LIST_MAX_MAIN || prose < LIST_MAX_PROSE) && !options.precision {
+    if list_may_replace {
         if let Some((list, text)) = pruned.items(top) {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.1 as f64;
             if enough(text) && text >= MIN_LIST {

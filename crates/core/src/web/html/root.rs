@@ -45,6 +45,18 @@ fn text_below(dom: &Dom, order: &[Id], skip: impl Fn(Id) -> bool) -> Vec<usize> 
     below
 }
 
+/// Whether each node, or a node under it, is one `this` names (`order` parents first).
+fn any_below(dom: &Dom, order: &[Id], this: impl Fn(Id) -> bool) -> Vec<bool> {
+    let mut below = vec![false; dom.nodes.len()];
+    for &id in order.iter().rev() {
+        below[id as usize] |= this(id);
+        if let Some(p) = dom.parent(id) {
+            below[p as usize] |= below[id as usize];
+        }
+    }
+    below
+}
+
 /// What is dropped and how much text each node holds.
 pub struct Pruned<'d> {
     pub dom: &'d Dom,
@@ -78,17 +90,13 @@ impl<'d> Pruned<'d> {
         // A hidden element that holds a marked content container with as much text as the main
         // element needs (a shop's product `<article>` in a `display:none` block that its script
         // reveals; not a grid of short product cards that are each an `<article>`) is text too.
-        let mut holds_content = vec![false; if hides { n } else { 0 }];
-        if hides {
-            for &id in order.iter().rev() {
-                let own = matches!(dom.kind(id), Kind::Element { marks, .. } if marks.content) && tagged[id as usize] >= MIN_MARKED;
-                holds_content[id as usize] |= own;
-                if let Some(p) = dom.parent(id) {
-                    let below = holds_content[id as usize];
-                    holds_content[p as usize] |= below;
-                }
-            }
-        }
+        let holds_content = if hides {
+            any_below(dom, &order, |id| {
+                matches!(dom.kind(id), Kind::Element { marks, .. } if marks.content) && tagged[id as usize] >= MIN_MARKED
+            })
+        } else {
+            Vec::new()
+        };
         let never = |id: Id| {
             by_tag(id)
                 || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.consent_manager
@@ -97,13 +105,7 @@ impl<'d> Pruned<'d> {
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.
         let visible = text_below(dom, &order, never);
-        let mut long_paragraph = vec![false; n];
-        for &id in order.iter().rev() {
-            long_paragraph[id as usize] |= dom.name(id) == Some("p") && visible[id as usize] >= LONG_PARAGRAPH;
-            if let Some(p) = dom.parent(id) {
-                long_paragraph[p as usize] |= long_paragraph[id as usize];
-            }
-        }
+        let long_paragraph = any_below(dom, &order, |id| dom.name(id) == Some("p") && visible[id as usize] >= LONG_PARAGRAPH);
         let total = visible[dom.root() as usize] as f64;
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
