@@ -38,7 +38,7 @@ COPY (
   SELECT hash, max(task) AS task
   FROM (SELECT task, unnest(eval_ngram_hashes(text, query, ${n_grams}, ${find_query_ngrams}, ${find_overlap_ngrams})) AS hash FROM eval)
   GROUP BY hash
-) TO '${work}index/' STORED AS PARQUET;
+) TO '${work}index/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW ngram_index AS SELECT hash, task FROM read_parquet('${work}index/');
 
@@ -49,7 +49,7 @@ COPY (
   FROM ngram_index i
   JOIN (SELECT _source, _row, unnest(ngram_hashes(text, ${n_grams})) AS hash FROM docs) d ON d.hash = i.hash
   GROUP BY d._source, d._row
-) TO '${work}matches/' STORED AS PARQUET;
+) TO '${work}matches/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW matches AS SELECT source, source_row, hashes FROM read_parquet('${work}matches/');
 

@@ -25,7 +25,7 @@ COPY (
          CAST(fasttext_score(text, '${quality_model}', '${label}') AS DOUBLE) AS fasttext_score,
          CAST(model_logits(text, '${edu_model}')[1] AS DOUBLE) AS edu_score
   FROM read_jsonl('${input}')
-) TO '${work}scored/' STORED AS PARQUET;
+) TO '${work}scored/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW bucketed AS
 SELECT *, greatest(fasttext_bucket, edu_bucket) AS quality_bucket

@@ -16,7 +16,7 @@ COPY (
   SELECT doc_id, _source, _row, text, text_hash(text) AS content_hash,
          minhash_bands(minhash(text, ${bands} * ${rows}), ${bands}, ${rows}) AS bands
   FROM ${docs}
-) TO '${work}signed/' STORED AS PARQUET;
+) TO '${work}signed/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW signed AS SELECT * FROM read_parquet('${work}signed/');
 
@@ -24,7 +24,7 @@ CREATE VIEW signed AS SELECT * FROM read_parquet('${work}signed/');
 COPY (
   SELECT _source AS source, CAST(row_number() OVER (ORDER BY _source) - 1 AS BIGINT) AS source_rank
   FROM (SELECT DISTINCT _source FROM signed)
-) TO '${work}sources/' STORED AS PARQUET;
+) TO '${work}sources/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW sources AS SELECT source, source_rank FROM read_parquet('${work}sources/');
 
@@ -40,7 +40,7 @@ CREATE VIEW nodes AS SELECT doc_id, text, content_hash, bands, node FROM keyed;
 COPY (
   SELECT content_hash, min(node) AS keeper, first_value(doc_id ORDER BY node) AS keeper_doc_id, count(*) AS copies
   FROM nodes GROUP BY content_hash HAVING count(*) > 1
-) TO '${work}exact/' STORED AS PARQUET;
+) TO '${work}exact/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW exact AS
 SELECT content_hash, keeper, keeper_doc_id, copies FROM read_parquet('${work}exact/');
@@ -74,7 +74,7 @@ COPY (
   FROM (SELECT component, count(*) AS cluster_size FROM clusters GROUP BY component) s
   JOIN clusters c ON c.component = s.component
   JOIN nodes n ON c.component = n.node
-) TO '${work}clustered/' STORED AS PARQUET;
+) TO '${work}clustered/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW clustered AS
 SELECT node, component, representative_doc_id, cluster_size FROM read_parquet('${work}clustered/');

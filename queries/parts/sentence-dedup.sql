@@ -25,7 +25,7 @@ PARAMETERS (
 COPY (
   SELECT _source, _row, s['hash'] AS hash, s['start'] AS start
   FROM (SELECT _source, _row, unnest(span_hashes(text, ${n_sentences}, '${unit}', ${min_ngram_size})) AS s FROM ${docs})
-) TO '${work}spans/' STORED AS PARQUET;
+) TO '${work}spans/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 -- 2. With bloom=true, the counting Bloom filter of every span, sized for the spans there are
 --    (Parquet footers count them); without, one NULL, so that the statement after it plans alike.
@@ -35,7 +35,7 @@ COPY (
   SELECT bloom_counts(s.hash, n.spans, ${bloom_fpr}, least(${min_count}, 255)) AS filter
   FROM read_parquet('${work}spans/') s CROSS JOIN (SELECT count(*) AS spans FROM read_parquet('${work}spans/')) n
   WHERE ${bloom}
-) TO '${work}bloom.parquet' STORED AS PARQUET;
+) TO '${work}bloom.parquet' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 -- 3. Each input file's rank in name order, a table of its own: its footer's row count tells
 --    the planner that it is small, so that it is sent whole to every partition instead of the
@@ -44,7 +44,7 @@ COPY (
   -- Not named _source: a table with lineage has both _source and _row.
   SELECT _source AS source, row_number() OVER (ORDER BY _source) AS file
   FROM (SELECT DISTINCT _source FROM read_parquet('${work}spans/'))
-) TO '${work}files.parquet' STORED AS PARQUET;
+) TO '${work}files.parquet' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 -- 4. The repeated spans: every occurrence of a hash seen at least min_count times but its first
 --    in lineage order (source, row, sentence), or every one of them without keep_first, gathered
@@ -76,7 +76,7 @@ COPY (
   JOIN spans s ON s.hash = r.hash
   WHERE s.place <> r.first OR NOT ${keep_first}
   GROUP BY s._source, s._row
-) TO '${work}repeated/' STORED AS PARQUET;
+) TO '${work}repeated/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW repeated AS SELECT source, source_row, starts FROM read_parquet('${work}repeated/');
 
