@@ -137,7 +137,9 @@ impl Round<'_> {
     async fn write(&self, sql: &str, dir: &str, table: &str, columns: &str) -> Result<u64> {
         let location = format!("{}{dir}/", self.c.location);
         let input = self.ctx.sql(sql).await?.into_unoptimized_plan();
-        let target = ParquetTarget::new(&location, &[])?;
+        // Scratch, written once and read back once: lz4_raw as the recipes' work tables, not
+        // the outputs' zstd(3) (docs/guide/dedup.md).
+        let target = ParquetTarget::new(&location, &[("compression".into(), "lz4_raw".into())])?;
         let (plan, copy) = sink::plan(self.ctx, input, target, PlanFacts::default(), self.recipe, &location).await?;
         let written = sink::write(self.ctx, plan, &copy).await?;
         self.ctx.deregister_table(table)?;
