@@ -1,6 +1,6 @@
 //! Links the `tokq` binary with identical code folding (`--icf=all`) where the linker is
 //! rustc's own lld: the default on x86_64 Linux since Rust 1.90, so only there, and only when
-//! no other linker is configured (GNU ld has no such option). Generic code instantiated alike in
+//! no other linker and no link flags are configured (GNU ld has no such option). Generic code instantiated alike in
 //! many crates (the drop glue of sqlparser's AST, Arrow's kernels, futures' state machines) is
 //! then kept once: 6.4 MB off the release binary (docs/build.md). Rust promises no distinct
 //! addresses for distinct functions, so folding them changes no behaviour; the tests run the

@@ -15,20 +15,17 @@ import pathlib
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-TOKENIZE = """COPY (SELECT _source, _row, tokenize(text, '${tokenizer}') AS input_ids FROM read_jsonl('${input}'))
-TO '${output}' STORED AS PARQUET;
-"""
-CASCADE = """COPY (SELECT _row, quality_chain(text, 'fineweb')['filter_reason'] AS reason FROM read_jsonl('${input}'))
-TO '${output}' STORED AS PARQUET;
-"""
-HTML = """COPY (SELECT _row, html_to_text(content, content_type) AS text FROM read_warc('${input}'))
-TO '${output}' STORED AS PARQUET;
-"""
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+# The recipes the per-stage benchmarks time, so that both measure the same statements.
+from fineweb_cascade import SQL as CASCADE  # noqa: E402
+from html_extract import SQL as HTML  # noqa: E402
+from tokenize_speed import RECIPE as TOKENIZE  # noqa: E402
 
 
 def copies(src: pathlib.Path, folder: pathlib.Path, n: int) -> str:
@@ -46,7 +43,7 @@ def stages(shared: pathlib.Path, tmp: pathlib.Path):
     wiki4 = copies(shared / "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", tmp / "wiki4", 4)
     reuters6 = copies(shared / "corpora/reuters-21578/reuters21578.jsonl.gz", tmp / "reuters6", 6)
     recipes = {}
-    for name, text in [("tokenize", TOKENIZE), ("cascade", CASCADE), ("html", HTML)]:
+    for name, text in [("tokenize", TOKENIZE), ("cascade", CASCADE), ("html", HTML.replace("${options}", ""))]:
         recipes[name] = tmp / f"{name}.sql"
         recipes[name].write_text(text)
     out = ["--set", f"output={tmp}/o/out/"]
