@@ -1,6 +1,7 @@
 -- Part (INCLUDE it): sentence (or line) dedup of the view ${docs} (doc_id, text, _source, _row),
--- as datatrove 0.10.1's SentenceDedup decides it, or with unit 'ngram' bff's fuzzy paragraph
--- dedup. See queries/sentence-dedup.sql and queries/ngram-dedup.sql for the recipes.
+-- as datatrove 0.10.1's SentenceDedup decides it, with unit 'ngram' bff's fuzzy paragraph dedup,
+-- or with unit 'token:SPEC' Lee et al.'s exact-substring dedup. See queries/sentence-dedup.sql,
+-- queries/ngram-dedup.sql and queries/substring-dedup.sql for the recipes.
 
 PARAMETERS (
   docs              name    DEFAULT docs,                           -- the view to dedup: doc_id, text, _source, _row
@@ -8,7 +9,7 @@ PARAMETERS (
   output            path    DEFAULT 'out/sentence-dedup/',          -- every kept document, its repeated spans removed
   rejects           path    DEFAULT 'out/sentence-dedup-rejects/',  -- documents left too short, with filter_reason
   n_sentences       integer DEFAULT 3,                              -- sentences (or lines) per span (datatrove: 3)
-  unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's), 'line' (split_sentences=False) or 'ngram' (bff's word n-grams)
+  unit              text    DEFAULT 'sentence',                     -- 'sentence' (spaCy's), 'line' (split_sentences=False), 'ngram' (bff's word n-grams) or 'token:SPEC' (a tokenizer's tokens)
   min_doc_words     integer DEFAULT 50,                             -- a changed document keeps at least this many words (0: off)
   min_num_sentences integer DEFAULT 3,                             -- and this many sentences (0: off)
   min_count         integer DEFAULT 2,                              -- a span repeats when the corpus holds it this many times

@@ -525,7 +525,7 @@ fn a_relative_output_path_is_the_clients_folder_on_a_cluster() {
 }
 
 #[test]
-fn sentence_and_ngram_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
+fn sentence_ngram_and_substring_dedup_and_decontamination_on_a_cluster_give_the_local_rows() {
     use crate::subdoc::{decontaminate, planted_eval, planted_paragraphs, run_recipe, sentence_dedup, texts};
     let cluster = start(2);
     let url = format!("df://127.0.0.1:{}", cluster.port);
@@ -545,6 +545,11 @@ fn sentence_and_ngram_dedup_and_decontamination_on_a_cluster_give_the_local_rows
     assert_eq!(texts(&ws, "dc-local/out"), texts(&ws, "dc-remote/out"));
     assert_eq!(texts(&ws, "dc-local/rejects").len(), 2);
     assert_eq!(texts(&ws, "dc-local/rejects"), texts(&ws, "dc-remote/rejects"));
+    run_recipe(&ws, "substring-dedup.sql", "sub-local", &["n_tokens=30"], &["--partitions", "2"]);
+    run_recipe(&ws, "substring-dedup.sql", "sub-remote", &["n_tokens=30"], &["--partitions", "2", "--cluster", &url]);
+    assert_eq!(texts(&ws, "sub-local/out"), texts(&ws, "sub-remote/out"));
+    assert_eq!(texts(&ws, "sub-local/rejects").len(), 1);
+    assert_eq!(texts(&ws, "sub-local/rejects"), texts(&ws, "sub-remote/rejects"));
     let nd = Workspace::new();
     nd.file("docs.jsonl", crate::dedup::jsonl(&planted_paragraphs()));
     run_recipe(&nd, "ngram-dedup.sql", "local", &[], &["--partitions", "2"]);

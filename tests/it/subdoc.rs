@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use tokq_core::dedup::ngrams::NgramRule;
-use tokq_core::dedup::spans::{SpanDedup, Unit};
+use tokq_core::dedup::spans::SpanDedup;
 
 use crate::dedup::jsonl;
 use crate::util::*;
@@ -182,7 +182,7 @@ fn a_bad_eval_table_fails_in_one_line_that_names_it() {
 /// What queries/ngram-dedup.sql must give, decided one document at a time in lineage order: a
 /// paragraph's n-gram is seen when an earlier paragraph held it. Kept texts and rejected ids.
 fn ngram_dedup_in_order(docs: &[(String, String)], n: i64, rule: NgramRule) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-    let dedup = SpanDedup::new("test", n, Unit::Ngram).unwrap().with_ngram_rule(rule);
+    let dedup = SpanDedup::new("test", n, "ngram").unwrap().with_ngram_rule(rule);
     let (mut earlier, mut kept, mut rejected) = (HashSet::new(), BTreeMap::new(), BTreeMap::new());
     for (id, text) in docs {
         let mut seen = Vec::new();
@@ -262,6 +262,44 @@ fn ngram_dedup_removes_paragraphs_seen_before_the_same_on_any_partitions() {
     let bff = run("bff", &["min_ngram_size=5", "remove_documents=false"], "2");
     assert_eq!(bff, ngram_dedup_in_order(&docs, 13, NgramRule::new("t", 13, 5, 0.8, false).unwrap()));
     assert_eq!(bff.0["short-lines"], "\nOK then.\nBye.");
+}
+
+#[test]
+fn substring_dedup_strikes_every_copy_of_a_repeated_run_of_tokens() {
+    let ws = Workspace::new();
+    let docs = planted();
+    ws.file("docs.jsonl", jsonl(&docs));
+    let own = |d: usize| (0..12).map(|k| sentence(d, k)).collect::<Vec<_>>();
+    let run = run_recipe(&ws, "substring-dedup.sql", "one", &["n_tokens=30"], &["--partitions", "1"]);
+    let kept = texts(&ws, "one/out");
+    // doc-23 starts with three sentences of doc-3: both lose them (and the " The" that follows
+    // them in both), every other sentence stays.
+    let copied = own(3)[3..6].join(" ");
+    for d in ["doc-3", "doc-23"] {
+        assert!(!kept[d].contains(&copied) && !kept[d].contains(&own(3)[4]), "{d}: {}", kept[d]);
+    }
+    assert!(kept["doc-23"].ends_with(&own(23)[1..].join(" ")), "{}", kept["doc-23"]);
+    assert!(kept["doc-3"].starts_with(&own(3)[..3].join(" ")) && kept["doc-3"].ends_with(&own(3)[7..].join(" ")), "{}", kept["doc-3"]);
+    assert_eq!(kept["doc-15"], docs[15].1);
+    // Four sentences of doc-0, every one of them in doc-0: nothing is left.
+    assert_eq!(reasons(&ws, "one/rejects"), BTreeMap::from([("copy-of-0".to_string(), "substring_dedup:empty".to_string())]));
+    let a = run.accounting("one/out");
+    assert_eq!((a["input_rows"].as_u64(), a["kept"].as_u64(), a["rejected"].as_u64()), (Some(31), Some(30), Some(1)), "{a}");
+    // Two partitions and the Bloom-filter mode: the same rows.
+    run_recipe(&ws, "substring-dedup.sql", "two", &["n_tokens=30", "bloom=true", "bloom_fpr=0.3"], &["--partitions", "2"]);
+    assert_eq!(texts(&ws, "two/out"), kept);
+    // keep_first: the first occurrence stays whole, and copy-of-0 has nothing of its own left.
+    run_recipe(&ws, "substring-dedup.sql", "first", &["n_tokens=30", "keep_first=true"], &["--partitions", "2"]);
+    let first = texts(&ws, "first/out");
+    assert_eq!((first["doc-3"].as_str(), first["doc-0"].as_str()), (docs[3].1.as_str(), docs[0].1.as_str()));
+    assert!(!first["doc-23"].contains(&copied), "{}", first["doc-23"]);
+    // A tokenizer whose tokens need not spell the text is refused before anything runs.
+    let e = ws.fails(
+        "queries/substring-dedup.sql",
+        &["--set", &format!("input={}", ws.at("docs.jsonl")), "--set", "tokenizer=reference:tiktoken:cl100k_base", "--set", &format!("work={}", ws.at("bad/"))],
+    );
+    assert!(e.contains("span_hashes") && e.contains("spell the text byte for byte"), "{e}");
+    assert!(!ws.path().join("bad").exists());
 }
 
 #[test]

@@ -8,7 +8,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::dedup::decont::Decont;
 use crate::dedup::minhash::{bands, jaccard, MinHasher, BANDS, NGRAM, ROWS};
-use crate::dedup::spans::{SpanDedup, Unit};
+use crate::dedup::spans::SpanDedup;
 use crate::quality::c4::C4Quality;
 use crate::quality::chain::{Chain, FINEWEB};
 use crate::quality::fineweb::FineWebQuality;
@@ -93,7 +93,7 @@ fn exercise(text: &str) {
     }
     // Spans: the starts a text's hashes name can be dropped, and what is left is pieces of the
     // text (lines joined by one byte); a text's first n-gram is found by its own hash.
-    for unit in [Unit::Sentence, Unit::Line, Unit::Ngram] {
+    for unit in ["sentence", "line", "ngram", "token:tiktoken:cl100k_base"] {
         for n in [1, 3] {
             let Ok(d) = SpanDedup::new("fuzz", n, unit) else { continue };
             let starts: Vec<u32> = d.hashes(text).into_iter().map(|(_, s)| s).collect();

@@ -1,5 +1,5 @@
-//! Dedup below the document in SQL: `span_hashes` (a document's spans of sentences or lines, or
-//! its paragraphs' word n-grams, hashed) and `drop_spans` (a document without the spans SQL found
+//! Dedup below the document in SQL: `span_hashes` (a document's spans of sentences or lines, its
+//! paragraphs' word n-grams, or its windows of tokens, hashed) and `drop_spans` (a document without the spans SQL found
 //! repeated, or the paragraphs mostly seen before), over `tokq_core::dedup::spans`.
 //! queries/sentence-dedup.sql joins them into datatrove's `SentenceDedup`, queries/ngram-dedup.sql
 //! into bff's fuzzy paragraph dedup.
@@ -21,9 +21,8 @@ use crate::kit::{arities, doc, str_fn, Body, SpanHashes, Udf};
 /// `threshold` and `remove_documents` (bff's defaults, [`NgramRule::bff`]), which the other units
 /// ignore: a recipe's part passes them whatever its unit.
 fn span_dedup(function: &'static str, c: &Consts, at: usize) -> Result<SpanDedup, TokqError> {
-    let unit = Unit::parse(function, c.str(at + 1, "unit")?.unwrap_or("sentence"))?;
-    let dedup = SpanDedup::new(function, c.i64(at, "n_sentences", 3)?, unit)?;
-    if unit != Unit::Ngram {
+    let dedup = SpanDedup::new(function, c.i64(at, "n_sentences", 3)?, c.str(at + 1, "unit")?.unwrap_or("sentence"))?;
+    if dedup.unit() != Unit::Ngram {
         return Ok(dedup);
     }
     let (n, bff) = (dedup.n(), NgramRule::bff(dedup.n()));
@@ -79,14 +78,16 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                  'ngram', the elements are the word n-grams of n_sentences words of each paragraph (the text between two \
                  \\n; words are Unicode word-bound segments that are not whitespace, as Dolma's and DCLM's bff cut them), \
                  start being the paragraph's index: a paragraph of fewer words but at least min_ngram_size is one n-gram. \
-                 NULL gives NULL.",
+                 With unit 'token:SPEC', the elements are every window of n_sentences consecutive tokens of the \
+                 tokenizer SPEC (xxh3 of the ids), start being the window's first token: Lee et al.'s exact-substring \
+                 dedup (queries/substring-dedup.sql). NULL gives NULL.",
                 "span_hashes(text [, n_sentences, unit, min_ngram_size])",
             )
             .with_argument("text", "The document.")
             .with_argument("n_sentences", &format!("Constant sentences (or lines, or words) per span, 1 to {MAX_N} (default 3)."))
             .with_argument(
                 "unit",
-                "Constant 'sentence' (default: spaCy's sentences), 'line' (datatrove's split_sentences=False) or 'ngram' (bff's word n-grams).",
+                "Constant 'sentence' (default: spaCy's sentences), 'line' (datatrove's split_sentences=False), 'ngram' (bff's word n-grams) or 'token:SPEC' (a tokenizer's tokens; SPEC as tokenize takes it, whose tokens spell the text: byte-level BPE without a normalizer).",
             )
             .with_argument("min_ngram_size", "Constant, unit 'ngram' only: the fewest words of a paragraph shorter than n_sentences that is one n-gram, 1 to n_sentences (default 5, or n_sentences if smaller).")
             .with_sql_example("```sql\nSELECT s['start'] FROM (SELECT unnest(span_hashes('One. Two. Three. Four.')) AS s);\n```")
@@ -105,7 +106,9 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                  starts name a paragraph once for each of its n-grams seen before, and a paragraph goes (with the \\n \
                  before it) when more than threshold of its n-grams were seen, as bff removes it; with remove_documents \
                  the whole text goes when more than threshold of all its n-grams were (DCLM's old-both), and a text \
-                 with no word left is empty. NULL text gives NULL.",
+                 with no word left is empty. With unit 'token:SPEC', each start strikes the bytes of n_sentences tokens \
+                 (a character they only partly spell goes whole) and the rest is joined as it stands, as Lee et al. \
+                 strike repeated substrings. NULL text gives NULL.",
                 "drop_spans(text, starts [, n_sentences, unit, min_ngram_size, threshold, remove_documents])",
             )
             .with_argument("text", "The document.")
@@ -114,7 +117,7 @@ pub fn functions() -> Vec<Arc<ScalarUDF>> {
                 "The first sentence of each span to drop (with unit 'ngram': the paragraph of each seen n-gram): a list of integers, such as array_agg of span_hashes' start.",
             )
             .with_argument("n_sentences", "Constant sentences (or lines, or words) per span (default 3).")
-            .with_argument("unit", "Constant 'sentence' (default), 'line' or 'ngram'.")
+            .with_argument("unit", "Constant 'sentence' (default), 'line', 'ngram' or 'token:SPEC'.")
             .with_argument("min_ngram_size", "Constant, unit 'ngram' only: as span_hashes takes it.")
             .with_argument("threshold", "Constant, unit 'ngram' only: the share of seen n-grams a paragraph may have and stay, 0 to 1 (default 0.8).")
             .with_argument("remove_documents", "Constant boolean, unit 'ngram' only: also remove a document past the threshold as a whole (default false).")

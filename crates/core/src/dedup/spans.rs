@@ -12,8 +12,10 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::ngrams::NgramRule;
+use super::substrings::TokenSpans;
 use crate::text::clean::simplify_text;
 use crate::text::py;
 use crate::text::sentences::sentence_ranges;
@@ -29,16 +31,28 @@ pub enum Unit {
     /// Word n-grams within `\n`-separated paragraphs, removed by share as `bff` does
     /// ([`NgramRule`]).
     Ngram,
+    /// A tokenizer's tokens, struck where they repeat as Lee et al.'s exact-substring dedup
+    /// strikes them ([`TokenSpans`]).
+    Token,
 }
 
 impl Unit {
-    /// `'sentence'` or `'line'`, any case; `function` is the SQL function the errors name.
-    pub fn parse(function: &'static str, s: &str) -> Result<Self, TokqError> {
+    /// `'sentence'`, `'line'`, `'ngram'` or `'token:SPEC'` (a tokenizer spec after the colon),
+    /// any case; `function` is the SQL function the errors name.
+    pub fn parse<'s>(function: &'static str, s: &'s str) -> Result<(Self, Option<&'s str>), TokqError> {
+        if let Some((unit, spec)) = s.split_once(':') {
+            if unit.eq_ignore_ascii_case("token") || unit.eq_ignore_ascii_case("tokens") {
+                return Ok((Unit::Token, Some(spec)));
+            }
+        }
         match s.to_ascii_lowercase().as_str() {
-            "sentence" | "sentences" => Ok(Unit::Sentence),
-            "line" | "lines" => Ok(Unit::Line),
-            "ngram" | "ngrams" => Ok(Unit::Ngram),
-            _ => Err(TokqError::Argument { function, cause: format!("unit must be 'sentence', 'line' or 'ngram', got '{s}'") }),
+            "sentence" | "sentences" => Ok((Unit::Sentence, None)),
+            "line" | "lines" => Ok((Unit::Line, None)),
+            "ngram" | "ngrams" => Ok((Unit::Ngram, None)),
+            _ => Err(TokqError::Argument {
+                function,
+                cause: format!("unit must be 'sentence', 'line', 'ngram' or 'token:SPEC' (a tokenizer spec), got '{s}'"),
+            }),
         }
     }
 }
@@ -47,21 +61,32 @@ impl Unit {
 /// nothing a shorter one would not.
 pub const MAX_N: i64 = 1000;
 
-/// Sentence (or line) dedup with spans of `n` units, or n-gram dedup with n-grams of `n` words.
-#[derive(Clone, Copy, Debug)]
+/// Sentence (or line) dedup with spans of `n` units, n-gram dedup with n-grams of `n` words, or
+/// exact-substring dedup with windows of `n` tokens.
+#[derive(Clone, Debug)]
 pub struct SpanDedup {
     n: usize,
     unit: Unit,
     ngram: NgramRule,
+    tokens: Option<Arc<TokenSpans>>,
 }
 
 impl SpanDedup {
-    /// Spans of `n` (1 to [`MAX_N`]) units; `function` is the SQL function the errors name.
-    pub fn new(function: &'static str, n: i64, unit: Unit) -> Result<Self, TokqError> {
-        match usize::try_from(n) {
-            Ok(n) if (1..=MAX_N as usize).contains(&n) => Ok(SpanDedup { n, unit, ngram: NgramRule::bff(n) }),
-            _ => Err(TokqError::Argument { function, cause: format!("n_sentences must be between 1 and {MAX_N}, got {n}") }),
-        }
+    /// Spans of `n` (1 to [`MAX_N`]) units, the unit as [`Unit::parse`] reads it (a tokenizer is
+    /// loaded here); `function` is the SQL function the errors name.
+    pub fn new(function: &'static str, n: i64, unit: &str) -> Result<Self, TokqError> {
+        let (unit, spec) = Unit::parse(function, unit)?;
+        let n = match usize::try_from(n) {
+            Ok(n) if (1..=MAX_N as usize).contains(&n) => n,
+            _ => return Err(TokqError::Argument { function, cause: format!("n_sentences must be between 1 and {MAX_N}, got {n}") }),
+        };
+        let tokens = spec.map(|spec| TokenSpans::new(function, spec).map(Arc::new)).transpose()?;
+        Ok(SpanDedup { n, unit, ngram: NgramRule::bff(n), tokens })
+    }
+
+    /// What a span is made of.
+    pub fn unit(&self) -> Unit {
+        self.unit
     }
 
     /// The n-gram unit's settings (checked by [`NgramRule::new`] for this size); the other units
@@ -80,16 +105,20 @@ impl SpanDedup {
     fn hashed_units<'t>(&self, text: &'t str) -> Vec<&'t str> {
         match self.unit {
             Unit::Sentence => sentence_ranges(text).into_iter().map(|r| py::strip(&text[r])).filter(|s| !s.is_empty()).collect(),
-            // `hashes` hands the n-gram unit to its rule before it asks for units.
-            Unit::Line | Unit::Ngram => py::splitlines(text),
+            // `hashes` hands the n-gram and token units to their rules before it asks for units.
+            Unit::Line | Unit::Ngram | Unit::Token => py::splitlines(text),
         }
     }
 
     /// `(hash, first unit)` of every span of `n` consecutive units: xxhash64 of the units'
     /// `simplify_text` joined by one space. A span whose units all simplify to nothing has no
     /// hash; a text of fewer than `n` units has none.
-    /// With the n-gram unit, [`NgramRule::hashes`]: the second of a pair is the paragraph.
+    /// With the n-gram unit, [`NgramRule::hashes`]: the second of a pair is the paragraph; with
+    /// the token unit, [`TokenSpans::hashes`].
     pub fn hashes(&self, text: &str) -> Vec<(u64, u32)> {
+        if let Some(tokens) = &self.tokens {
+            return tokens.hashes(self.n, text);
+        }
         if self.unit == Unit::Ngram {
             return self.ngram.hashes(self.n, text);
         }
@@ -121,15 +150,20 @@ impl SpanDedup {
     /// its `n` units. A sentence goes with the whitespace before it, lines are joined again with
     /// `\n`, and the result loses its leading whitespace. No start: the text as it is. With the
     /// n-gram unit, `starts` name a paragraph once per n-gram of it seen before
-    /// ([`NgramRule::remove`]).
+    /// ([`NgramRule::remove`]); with the token unit, [`TokenSpans::remove`].
     pub fn remove<'t>(&self, text: &'t str, starts: &[u32]) -> Cow<'t, str> {
         if starts.is_empty() {
             return Cow::Borrowed(text);
+        }
+        if let Some(tokens) = &self.tokens {
+            return tokens.remove(self.n, text, starts);
         }
         let units: Vec<Range<usize>> = match self.unit {
             Unit::Sentence => sentence_ranges(text),
             Unit::Line => py::splitlines(text).into_iter().map(|l| offset(text, l)).collect(),
             Unit::Ngram => return self.ngram.remove(self.n, text, starts),
+            // Handed to its tokenizer above.
+            Unit::Token => return Cow::Borrowed(text),
         };
         let line = self.unit == Unit::Line;
         let mut dropped = vec![false; units.len()];
@@ -168,7 +202,7 @@ mod tests {
     use super::{SpanDedup, Unit};
 
     fn sentences(n: i64) -> SpanDedup {
-        SpanDedup::new("t", n, Unit::Sentence).unwrap()
+        SpanDedup::new("t", n, "sentence").unwrap()
     }
 
     #[test]
@@ -182,7 +216,7 @@ mod tests {
         assert!(sentences(3).hashes("Only one. And two.").is_empty());
         // Spans of punctuation alone simplify to nothing and get no hash.
         assert!(sentences(1).hashes("!!! ?").is_empty());
-        let lines = SpanDedup::new("t", 2, Unit::Line).unwrap();
+        let lines = SpanDedup::new("t", 2, "line").unwrap();
         assert_eq!(lines.hashes("a\n\nb"), [(17_038_092_744_137_585_613, 0), (8_514_626_056_767_942_758, 1)]);
     }
 
@@ -196,15 +230,20 @@ mod tests {
         assert_eq!(sentences(3).remove(text, &[]), text);
         // A removal past the last sentence changes nothing but the leading space.
         assert_eq!(sentences(3).remove(" a. b.  ", &[7]), "a. b.  ");
-        let lines = SpanDedup::new("t", 2, Unit::Line).unwrap();
+        let lines = SpanDedup::new("t", 2, "line").unwrap();
         assert_eq!(lines.remove("x\r\ny\nz\n\nw", &[1]), "x\n\nw");
     }
 
     #[test]
     fn units_and_lengths_are_checked() {
-        assert_eq!(Unit::parse("t", "LINE").unwrap(), Unit::Line);
-        assert!(Unit::parse("t", "word").unwrap_err().to_string().contains("'sentence', 'line' or 'ngram'"));
-        assert!(SpanDedup::new("t", 0, Unit::Sentence).is_err());
-        assert!(SpanDedup::new("t", 1001, Unit::Sentence).is_err());
+        assert_eq!(Unit::parse("t", "LINE").unwrap(), (Unit::Line, None));
+        assert_eq!(Unit::parse("t", "Token:tiktoken:gpt2").unwrap(), (Unit::Token, Some("tiktoken:gpt2")));
+        assert!(Unit::parse("t", "word").unwrap_err().to_string().contains("'sentence', 'line', 'ngram' or 'token:SPEC'"));
+        assert!(SpanDedup::new("t", 50, "token:nowhere.json").is_err());
+        let tokens = SpanDedup::new("t", 2, "token:tiktoken:cl100k_base").unwrap();
+        assert_eq!(tokens.unit(), Unit::Token);
+        assert_eq!(tokens.remove("hello world, again", &[1]), "hello again");
+        assert!(SpanDedup::new("t", 0, "sentence").is_err());
+        assert!(SpanDedup::new("t", 1001, "sentence").is_err());
     }
 }

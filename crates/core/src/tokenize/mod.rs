@@ -40,6 +40,12 @@ pub trait Encode: Send + Sync {
     fn as_hf(&self) -> Option<&hf::HfTokenizer> {
         None
     }
+    /// Each id's length in bytes of the text, indexed by id, where the tokens of every encoding
+    /// spell the text exactly (byte-level BPE without a normalizer): what maps a span of tokens
+    /// back to the bytes it covers. `None` where they need not (normalizers, `▁` for spaces).
+    fn spelled_lengths(&self) -> Option<Vec<u32>> {
+        None
+    }
 }
 
 /// A loaded tokenizer with what the output footer records about it.
@@ -208,6 +214,12 @@ impl Tokenizer {
         self.encoder
             .encode(text)
             .map_err(|cause| TokqError::Tokenizer { spec: self.spec.clone(), cause })
+    }
+
+    /// Each id's length in bytes of the text, where this tokenizer's tokens spell the text
+    /// exactly ([`Encode::spelled_lengths`]): tokq's own byte-level encoder without a normalizer.
+    pub fn spelled_lengths(&self) -> Option<Vec<u32>> {
+        self.encoder.spelled_lengths()
     }
 
     /// The id `value` names: an id, or a token string of this tokenizer (`<|endoftext|>`).

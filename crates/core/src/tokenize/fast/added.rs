@@ -54,6 +54,13 @@ impl AddedTokens {
         Ok(Self { raw: Matcher::new(raw)?, normalized: Matcher::new(normalized)? })
     }
 
+    /// Every added token's content and id.
+    pub fn for_each(&self, mut f: impl FnMut(&str, u32)) {
+        for m in self.raw.iter().chain(&self.normalized) {
+            m.contents.iter().zip(&m.ids).for_each(|(c, &id)| f(c, id));
+        }
+    }
+
     /// Emits raw added tokens' ids and hands the text between them to `rest`.
     pub fn split_raw<F: FnMut(&str, &mut Vec<u32>)>(&self, text: &str, out: &mut Vec<u32>, rest: F) {
         Matcher::split(&self.raw, text, out, rest)

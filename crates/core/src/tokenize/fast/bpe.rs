@@ -304,6 +304,21 @@ impl BpeModel {
         Ok(Self { vocab, atoms: Atoms::Bytes { ids, pairs }, merges: Merges::new(merges), whole_first })
     }
 
+    /// Each id's length in bytes, indexed by id (0 for ids without a token), for a byte-level
+    /// model, whose tokens are the text's bytes; `None` for a SentencePiece-style one.
+    pub fn byte_lengths(&self) -> Option<Vec<u32>> {
+        let Atoms::Bytes { .. } = self.atoms else { return None };
+        let mut lengths = Vec::new();
+        self.vocab.for_each(|token, id| {
+            let id = id as usize;
+            if id >= lengths.len() {
+                lengths.resize(id + 1, 0);
+            }
+            lengths[id] = token.len() as u32;
+        });
+        Some(lengths)
+    }
+
     /// The id of a piece that is one token, when this model emits such pieces whole.
     #[inline]
     pub fn whole(&self, piece: &[u8]) -> Option<u32> {

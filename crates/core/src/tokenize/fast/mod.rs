@@ -189,4 +189,19 @@ impl Encode for FastBpe {
     fn backend(&self) -> &'static str {
         "tokq-bpe"
     }
+
+    fn spelled_lengths(&self) -> Option<Vec<u32>> {
+        if self.normalizer != Normalizer::None {
+            return None;
+        }
+        let mut lengths = self.model.byte_lengths()?;
+        self.added.for_each(|content, id| {
+            let id = id as usize;
+            if id >= lengths.len() {
+                lengths.resize(id + 1, 0);
+            }
+            lengths[id] = content.len() as u32;
+        });
+        Some(lengths)
+    }
 }
