@@ -25,6 +25,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -33,43 +34,18 @@ import pyarrow.parquet as pq
 from tokenizers import Tokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests/parity"))
+from substring_dedup_parity import byte_decoder, strike  # noqa: E402
+
 CORE = 1
 SEPARATOR = 6  # b"\xff\xff" and a uint32 document number
 CORPORA = {"reuters": "reuters-21578/reuters21578.jsonl.gz", "wikipedia": "wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz"}
-
-
-def byte_decoder():
-    """GPT-2's byte-level alphabet, character -> byte."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
 
 
 def timed(cmd, **kw):
     t0 = time.perf_counter()
     p = subprocess.run(["taskset", "-c", str(CORE), *cmd], check=True, capture_output=True, text=True, **kw)
     return time.perf_counter() - t0, p.stdout
-
-
-def strike(text, ids, lengths, struck):
-    """`text` without the bytes of the struck tokens, a character partly struck going whole."""
-    raw = text.encode()
-    offsets = np.concatenate([[0], np.cumsum([lengths[i] for i in ids], dtype=np.int64)])
-    gone = np.zeros(len(raw), bool)
-    for t in struck:
-        gone[offsets[t] : offsets[t + 1]] = True
-    keep, k = [], 0
-    while k < len(raw):
-        w = 1 if raw[k] < 0x80 else 2 if raw[k] < 0xE0 else 3 if raw[k] < 0xF0 else 4
-        if not gone[k : k + w].any():
-            keep.append(raw[k : k + w])
-        k += w
-    return b"".join(keep).decode()
 
 
 def parted_at_edge(mine, lee, text, lengths, ids, n):

@@ -117,24 +117,28 @@ def reference(docs, tokenizer, n, keep_first):
         t = pos - starts[doc]
         struck[doc][t] += 1
         struck[doc][min(t + n, len(ids[doc]))] -= 1
-    out = {}
-    for (doc_id, text), doc_ids, marks in zip(docs, ids, struck):
-        raw = text.encode()
-        offsets = np.concatenate([[0], np.cumsum([len(vocab[i]) for i in doc_ids], dtype=np.int64)])
-        assert offsets[-1] == len(raw), f"{doc_id}: GPT-2's tokens do not spell the text"
-        covered = np.cumsum(marks[:-1]) > 0
-        gone = np.zeros(len(raw), bool)
-        for t in np.flatnonzero(covered):
-            gone[offsets[t] : offsets[t + 1]] = True
-        # A character goes whole when any of its bytes goes.
-        keep, k = [], 0
-        while k < len(raw):
-            w = 1 if raw[k] < 0x80 else 2 if raw[k] < 0xE0 else 3 if raw[k] < 0xF0 else 4
-            if not gone[k : k + w].any():
-                keep.append(raw[k : k + w])
-            k += w
-        out[doc_id] = b"".join(keep).decode()
+    lengths = {i: len(b) for i, b in vocab.items()}
+    out = {doc_id: strike(text, doc_ids, lengths, np.flatnonzero(np.cumsum(marks[:-1]) > 0))
+           for (doc_id, text), doc_ids, marks in zip(docs, ids, struck)}
     return out, time.perf_counter() - t0
+
+
+def strike(text, ids, lengths, struck):
+    """`text` without the bytes of the struck tokens (indices into `ids`); a character goes whole
+    when any of its bytes goes. `lengths`: each id's length in bytes."""
+    raw = text.encode()
+    offsets = np.concatenate([[0], np.cumsum([lengths[i] for i in ids], dtype=np.int64)])
+    assert offsets[-1] == len(raw), "the tokens do not spell the text"
+    gone = np.zeros(len(raw), bool)
+    for t in struck:
+        gone[offsets[t] : offsets[t + 1]] = True
+    keep, k = [], 0
+    while k < len(raw):
+        w = 1 if raw[k] < 0x80 else 2 if raw[k] < 0xE0 else 3 if raw[k] < 0xF0 else 4
+        if not gone[k : k + w].any():
+            keep.append(raw[k : k + w])
+        k += w
+    return b"".join(keep).decode()
 
 
 def planted(wiki, seed=11):

@@ -92,6 +92,15 @@ impl Vocab {
     }
 }
 
+/// `lengths[id] = len`, the table grown with zeros (ids without a token) to hold `id`.
+pub fn set_length(lengths: &mut Vec<u32>, id: u32, len: usize) {
+    let id = id as usize;
+    if id >= lengths.len() {
+        lengths.resize(id + 1, 0);
+    }
+    lengths[id] = len as u32;
+}
+
 /// Ids below this have their pairs in [`Merges`]' grid.
 const GRID: u32 = 512;
 
@@ -309,13 +318,7 @@ impl BpeModel {
     pub fn byte_lengths(&self) -> Option<Vec<u32>> {
         let Atoms::Bytes { .. } = self.atoms else { return None };
         let mut lengths = Vec::new();
-        self.vocab.for_each(|token, id| {
-            let id = id as usize;
-            if id >= lengths.len() {
-                lengths.resize(id + 1, 0);
-            }
-            lengths[id] = token.len() as u32;
-        });
+        self.vocab.for_each(|token, id| set_length(&mut lengths, id, token.len()));
         Some(lengths)
     }
 

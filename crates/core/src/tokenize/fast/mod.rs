@@ -195,13 +195,7 @@ impl Encode for FastBpe {
             return None;
         }
         let mut lengths = self.model.byte_lengths()?;
-        self.added.for_each(|content, id| {
-            let id = id as usize;
-            if id >= lengths.len() {
-                lengths.resize(id + 1, 0);
-            }
-            lengths[id] = content.len() as u32;
-        });
+        self.added.for_each(|content, id| bpe::set_length(&mut lengths, id, content.len()));
         Some(lengths)
     }
 }
