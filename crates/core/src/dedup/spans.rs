@@ -116,11 +116,10 @@ impl SpanDedup {
     /// With the n-gram unit, [`NgramRule::hashes`]: the second of a pair is the paragraph; with
     /// the token unit, [`TokenSpans::hashes`].
     pub fn hashes(&self, text: &str) -> Vec<(u64, u32)> {
-        if let Some(tokens) = &self.tokens {
-            return tokens.hashes(self.n, text);
-        }
-        if self.unit == Unit::Ngram {
-            return self.ngram.hashes(self.n, text);
+        match (self.unit, &self.tokens) {
+            (Unit::Ngram, _) => return self.ngram.hashes(self.n, text),
+            (Unit::Token, Some(tokens)) => return tokens.hashes(self.n, text),
+            _ => {}
         }
         let units = self.hashed_units(text);
         if units.len() < self.n {
@@ -155,15 +154,13 @@ impl SpanDedup {
         if starts.is_empty() {
             return Cow::Borrowed(text);
         }
-        if let Some(tokens) = &self.tokens {
-            return tokens.remove(self.n, text, starts);
-        }
-        let units: Vec<Range<usize>> = match self.unit {
-            Unit::Sentence => sentence_ranges(text),
-            Unit::Line => py::splitlines(text).into_iter().map(|l| offset(text, l)).collect(),
-            Unit::Ngram => return self.ngram.remove(self.n, text, starts),
-            // Handed to its tokenizer above.
-            Unit::Token => return Cow::Borrowed(text),
+        let units: Vec<Range<usize>> = match (self.unit, &self.tokens) {
+            (Unit::Sentence, _) => sentence_ranges(text),
+            (Unit::Line, _) => py::splitlines(text).into_iter().map(|l| offset(text, l)).collect(),
+            (Unit::Ngram, _) => return self.ngram.remove(self.n, text, starts),
+            (Unit::Token, Some(tokens)) => return tokens.remove(self.n, text, starts),
+            // `new` loads a tokenizer for every token unit.
+            (Unit::Token, None) => return Cow::Borrowed(text),
         };
         let line = self.unit == Unit::Line;
         let mut dropped = vec![false; units.len()];
