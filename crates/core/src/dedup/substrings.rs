@@ -86,11 +86,11 @@ impl TokenSpans {
                 (false, true) => struck_from = Some(at),
                 (true, false) => {
                     let (from, to) = (struck_from.unwrap_or(at), at);
-                    let from = floor_char(text, from);
+                    let from = text.floor_char_boundary(from);
                     if from > kept_to {
                         out.push_str(&text[kept_to..from]);
                     }
-                    kept_to = kept_to.max(ceil_char(text, to));
+                    kept_to = kept_to.max(text.ceil_char_boundary(to));
                 }
                 _ => {}
             }
@@ -103,24 +103,6 @@ impl TokenSpans {
         }
         Cow::Owned(out)
     }
-}
-
-/// The character boundary at or before `at` (at most the text's end).
-fn floor_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The character boundary at or after `at` (at most the text's end).
-fn ceil_char(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -79,10 +79,7 @@ impl Dom {
         let mut parser = parse_document(sink, opts);
         let mut at = 0;
         while at < html.len() && deepest.get() <= MAX_DEPTH {
-            let mut end = (at + PIECE).min(html.len());
-            while !html.is_char_boundary(end) {
-                end += 1;
-            }
+            let end = html.ceil_char_boundary(at + PIECE);
             parser.process(StrTendril::from_slice(&html[at..end]));
             at = end;
         }
