@@ -1,8 +1,9 @@
 //! Dedup below the document in SQL: `span_hashes` (a document's spans of sentences or lines, its
-//! paragraphs' word n-grams, or its windows of tokens, hashed) and `drop_spans` (a document without the spans SQL found
-//! repeated, or the paragraphs mostly seen before), over `tokq_core::dedup::spans`.
-//! queries/sentence-dedup.sql joins them into datatrove's `SentenceDedup`, queries/ngram-dedup.sql
-//! into bff's fuzzy paragraph dedup.
+//! paragraphs' word n-grams, or its windows of tokens, hashed) and `drop_spans` (a document
+//! without the spans SQL found repeated, or the paragraphs mostly seen before), over
+//! `tokq_core::dedup::spans`. queries/sentence-dedup.sql joins them into datatrove's
+//! `SentenceDedup`, queries/ngram-dedup.sql into bff's fuzzy paragraph dedup,
+//! queries/substring-dedup.sql into Lee et al.'s exact-substring dedup.
 
 use std::sync::Arc;
 

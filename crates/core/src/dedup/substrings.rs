@@ -16,10 +16,9 @@ use std::sync::Arc;
 use crate::tokenize::{cached, Tokenizer};
 use crate::TokqError;
 
-/// A tokenizer whose tokens spell the text, with each id's length in bytes.
+/// A tokenizer whose tokens spell the text ([`Tokenizer::spelled_lengths`] is there).
 pub struct TokenSpans {
     tokenizer: Arc<Tokenizer>,
-    lengths: Vec<u32>,
 }
 
 impl std::fmt::Debug for TokenSpans {
@@ -33,7 +32,7 @@ impl TokenSpans {
     /// errors name. Only tokenizers whose tokens spell the text can say which bytes a span covers.
     pub fn new(function: &'static str, spec: &str) -> Result<Self, TokqError> {
         let tokenizer = cached(spec)?;
-        let lengths = tokenizer.spelled_lengths().ok_or_else(|| TokqError::Argument {
+        tokenizer.spelled_lengths().ok_or_else(|| TokqError::Argument {
             function,
             cause: format!(
                 "unit 'token:{spec}' needs a tokenizer whose tokens spell the text byte for byte: tokq's own byte-level \
@@ -42,7 +41,7 @@ impl TokenSpans {
                 tokenizer.backend()
             ),
         })?;
-        Ok(Self { tokenizer, lengths })
+        Ok(Self { tokenizer })
     }
 
     fn ids(&self, text: &str) -> Vec<u32> {
@@ -70,6 +69,8 @@ impl TokenSpans {
             return Cow::Borrowed(text);
         }
         let ids = self.ids(text);
+        // `new` checked that the tokenizer has them.
+        let lengths = self.tokenizer.spelled_lengths().unwrap_or_default();
         // +1 where a struck window starts, -1 where it ends.
         let mut depth = vec![0i32; ids.len() + 1];
         for &s in starts {
@@ -95,7 +96,7 @@ impl TokenSpans {
                 _ => {}
             }
             if let Some(&id) = ids.get(i) {
-                at += self.lengths.get(id as usize).copied().unwrap_or(0) as usize;
+                at += lengths.get(id as usize).copied().unwrap_or(0) as usize;
             }
         }
         if kept_to < text.len() {

@@ -7,7 +7,7 @@ pub mod hf;
 pub mod spec;
 pub mod tiktoken;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sha2::{Digest, Sha256};
 
@@ -62,6 +62,8 @@ pub struct Tokenizer {
     cut_style: ChunkStyle,
     /// Why the spec is not on tokq's own encoder, when it is not.
     pub fallback_reason: Option<String>,
+    /// [`Encode::spelled_lengths`], made on first use: a function asks for it with every batch.
+    spelled: OnceLock<Option<Vec<u32>>>,
 }
 
 /// Forces the reference encoder (the `tokenizers` crate or tiktoken-rs) for the spec after it.
@@ -159,7 +161,7 @@ impl Tokenizer {
                 }
             }
         };
-        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, cut_style, fallback_reason })
+        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, cut_style, fallback_reason, spelled: OnceLock::new() })
     }
 
     /// What the piece caches hold, for tokq's own encoder.
@@ -218,8 +220,8 @@ impl Tokenizer {
 
     /// Each id's length in bytes of the text, where this tokenizer's tokens spell the text
     /// exactly ([`Encode::spelled_lengths`]): tokq's own byte-level encoder without a normalizer.
-    pub fn spelled_lengths(&self) -> Option<Vec<u32>> {
-        self.encoder.spelled_lengths()
+    pub fn spelled_lengths(&self) -> Option<&[u32]> {
+        self.spelled.get_or_init(|| self.encoder.spelled_lengths()).as_deref()
     }
 
     /// The id `value` names: an id, or a token string of this tokenizer (`<|endoftext|>`).
