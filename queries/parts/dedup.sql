@@ -69,11 +69,14 @@ WHERE ${verify} > 0 AND shingle_jaccard(x.text, y.text) >= ${verify};
 -- 5. Clusters: connected components of the links, in rounds of SQL.
 CREATE COMPONENTS clusters FROM links (a, b) LOCATION '${work}components/';
 
+-- The clusters meet the documents first: their size is known when the statement is planned, so
+-- they are the hash table (on a cluster, sent to every task) and the documents stream past it.
 COPY (
   SELECT c.node, c.component, n.doc_id AS representative_doc_id, s.cluster_size
-  FROM (SELECT component, count(*) AS cluster_size FROM clusters GROUP BY component) s
-  JOIN clusters c ON c.component = s.component
+  FROM clusters c
   JOIN nodes n ON c.component = n.node
+  JOIN (SELECT component, count(*) AS cluster_size FROM clusters GROUP BY component) s
+    ON c.component = s.component
 ) TO '${work}clustered/' STORED AS PARQUET OPTIONS ('compression' 'lz4_raw');
 
 CREATE VIEW clustered AS

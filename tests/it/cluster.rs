@@ -52,6 +52,23 @@ impl Cluster {
         format!("df://127.0.0.1:{}", self.port)
     }
 
+    /// The plan of every stage of every job the scheduler ran, from its REST API.
+    pub fn stage_plans(&self) -> Vec<String> {
+        let get = |path: &str| -> serde_json::Value {
+            let (code, body) = http_get(self.port, path, self.agent.as_deref());
+            assert_eq!(code, 200, "GET {path}: {body}");
+            serde_json::from_str(&body).unwrap()
+        };
+        let jobs = get("/api/jobs");
+        let ids = jobs.as_array().unwrap().iter().map(|j| j["job_id"].as_str().unwrap().to_string());
+        ids.flat_map(|id| {
+            let stages = get(&format!("/api/job/{id}/stages"));
+            let plans = stages["stages"].as_array().unwrap().iter().map(|s| s["stage_plan"].as_str().unwrap().to_string());
+            plans.collect::<Vec<_>>()
+        })
+        .collect()
+    }
+
     pub fn executor_pids(&self) -> Vec<u32> {
         self.children[1..].iter().map(Child::id).collect()
     }
@@ -323,6 +340,11 @@ fn dedup_on_a_two_executor_cluster_gives_the_local_clusters() {
     assert_eq!(a, b);
     let kept = |d: &std::path::Path| read_output(&d.join("out")).batch.num_rows();
     assert_eq!(kept(&local), kept(&remote));
+    // Joins are hash joins, as locally, each small side broadcast to the tasks: Ballista's own
+    // default, sort-merge joins, shuffled and sorted the documents with their text once per join.
+    let plans = cluster.stage_plans().join("\n");
+    assert!(!plans.contains("SortMergeJoinExec"), "{plans}");
+    assert!(plans.contains("HashJoinExec: mode=CollectLeft") && plans.contains("broadcast: true"), "{plans}");
 }
 
 /// Without exact duplicates the dedup's outer joins meet an empty side at run time, which sent

@@ -188,8 +188,11 @@ fn components_equal_union_find_on_long_chains_and_random_graphs() {
 #[test]
 fn components_of_no_edges_is_an_empty_table() {
     let tmp = tempfile::tempdir().unwrap();
-    let (got, _) = components_of(tmp.path(), &[(3, 3)]);
+    let (got, stats) = components_of(tmp.path(), &[(3, 3)]);
     assert!(got.is_empty());
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    let c = &stats["components"][0];
+    assert_eq!((c["input_edges"].as_u64(), c["rounds"].as_u64(), c["components"].as_u64()), (Some(0), Some(0), Some(0)), "{stats}");
 }
 
 #[test]

@@ -76,6 +76,13 @@ pub fn physical_codec() -> Arc<TokqPhysicalCodec> {
 /// (a dedup with no exact duplicates), the adaptive planner replaces that side's exchange by an
 /// empty plan, DataFusion's distribution rule puts an exchange back, and the job makes new
 /// one-task stages without end. A recipe can still `SET ballista.planner.adaptive.enabled = true`.
+///
+/// Joins are hash joins, as in a local run, not Ballista's default sort-merge joins: the static
+/// planner broadcasts a hash join's small side (a dedup's exact groups, its clusters, the ranks of
+/// its sources) to every task, where a sort-merge join shuffled and sorted the large side with
+/// its text once per join: the dedup's last statement took 4.0 s on two executors against 1.2 s
+/// locally, and 1.3 s with hash joins. A recipe whose join build side cannot fit an executor's
+/// memory can still `SET datafusion.optimizer.prefer_hash_join = false` (sort-merge joins spill).
 pub fn cluster_config() -> SessionConfig {
     with_tokq(
         SessionConfig::new_with_ballista()
@@ -83,6 +90,7 @@ pub fn cluster_config() -> SessionConfig {
             .with_ballista_physical_extension_codec(physical_codec()),
     )
     .set_bool(BALLISTA_ADAPTIVE_PLANNER_ENABLED, false)
+    .set_bool("datafusion.optimizer.prefer_hash_join", true)
 }
 
 /// [`cluster_config`] for a member of a cluster: every connection Ballista opens from this config
