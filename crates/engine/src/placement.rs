@@ -90,6 +90,7 @@ impl Placement {
                     ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
                         .await
                         .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
+                    return Ok(fair_shares(ctx)?);
                 }
                 Ok(ctx)
             }
@@ -101,6 +102,23 @@ impl Placement {
     pub fn runner<'a>(&self, ctx: &'a SessionContext, recipe: &'a Recipe) -> Runner<'a> {
         Runner { cluster: self.cluster.clone(), ..Runner::new(ctx, recipe) }
     }
+}
+
+/// `ctx` with its memory limit shared fairly among the operators that can spill, as a Ballista
+/// executor shares its pool. DataFusion's `memory_limit` setting makes a first-come pool: two
+/// partitions' sorts (packing by source) raced for it, the one that lost could not hold even one
+/// batch after spilling all it had, and the run failed out of memory now and then where the
+/// other partition held nearly the whole pool.
+fn fair_shares(ctx: SessionContext) -> datafusion::error::Result<SessionContext> {
+    use datafusion::execution::memory_pool::{FairSpillPool, MemoryLimit, TrackConsumersPool};
+    use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+    use datafusion::execution::SessionStateBuilder;
+    let runtime = ctx.runtime_env();
+    let MemoryLimit::Finite(size) = runtime.memory_pool.memory_limit() else { return Ok(ctx) };
+    // Five consumers named in an out-of-memory error, as DataFusion's own limit does.
+    let pool = TrackConsumersPool::new(FairSpillPool::new(size), std::num::NonZeroUsize::new(5).unwrap_or(std::num::NonZeroUsize::MIN));
+    let runtime = RuntimeEnvBuilder::from_runtime_env(&runtime).with_memory_pool(std::sync::Arc::new(pool)).build_arc()?;
+    Ok(SessionContext::new_with_state(SessionStateBuilder::new_from_existing(ctx.state()).with_runtime_env(runtime).build()))
 }
 
 /// A name for this run, unique among a cluster's clients (from host, process and time): its
@@ -131,6 +149,21 @@ mod tests {
         assert_eq!(refusal(Placement { partitions: Some(0), ..Placement::default() }).await.as_deref(), Some("--partitions must be at least 1"));
         let p = Placement { cluster: Some("df://127.0.0.1:1".into()), memory_limit: Some("1G".into()), ..Placement::default() };
         assert_eq!(refusal(p).await.as_deref(), Some("--memory-limit applies to local runs; give executors --memory-pool-bytes"));
+    }
+
+    #[tokio::test]
+    async fn the_memory_limit_is_shared_fairly_by_the_operators_that_can_spill() {
+        use datafusion::execution::memory_pool::MemoryConsumer;
+        let p = Placement { memory_limit: Some("100M".into()), ..Placement::default() };
+        let pool = p.context().await.unwrap().runtime_env().memory_pool.clone();
+        let mb = 1 << 20;
+        let (mut first, mut second) = (MemoryConsumer::new("sort 1").with_can_spill(true).register(&pool), MemoryConsumer::new("sort 2").with_can_spill(true).register(&pool));
+        // A first-come pool would give the first sort 90 MB and leave the second one 10.
+        assert!(first.try_grow(90 * mb).is_err());
+        first.try_grow(50 * mb).unwrap();
+        second.try_grow(50 * mb).unwrap();
+        let err = MemoryConsumer::new("merge").register(&pool).try_grow(mb).unwrap_err().to_string();
+        assert!(err.contains("sort 1") && err.contains("sort 2"), "the error names the largest consumers: {err}");
     }
 
     #[tokio::test]
