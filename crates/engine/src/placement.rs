@@ -157,7 +157,7 @@ mod tests {
         let p = Placement { memory_limit: Some("100M".into()), ..Placement::default() };
         let pool = p.context().await.unwrap().runtime_env().memory_pool.clone();
         let mb = 1 << 20;
-        let (mut first, mut second) = (MemoryConsumer::new("sort 1").with_can_spill(true).register(&pool), MemoryConsumer::new("sort 2").with_can_spill(true).register(&pool));
+        let (first, second) = (MemoryConsumer::new("sort 1").with_can_spill(true).register(&pool), MemoryConsumer::new("sort 2").with_can_spill(true).register(&pool));
         // A first-come pool would give the first sort 90 MB and leave the second one 10.
         assert!(first.try_grow(90 * mb).is_err());
         first.try_grow(50 * mb).unwrap();
