@@ -25,8 +25,10 @@ const MIN_MAIN: usize = 250;
 /// A main text shorter than this is read again by the lenient pass (a page's posts or paragraphs
 /// each classed as furniture leave only a fragment)...
 const LENIENT_BELOW: usize = 3000;
-/// ...and replaced by the lenient pass's only when that gives this many times more.
+/// ...and replaced by the lenient pass's only when that gives this many times more...
 const LENIENT_GAIN: usize = 4;
+/// ...and, when the strict text has this many bytes (a short story, not a fragment), holds it.
+const STORY: usize = 1000;
 /// Repeated items replace the chosen text when they hold this many times as much...
 const LIST_GAIN: f64 = 1.5;
 /// ...and the main element has less than this: a longer one is an article, and repeated items
@@ -103,50 +105,70 @@ pub fn extract(html: &str, options: &Options) -> String {
 /// The main text, or the lenient pass's when the strict one finds little.
 fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
-    let (text, len) = main_text(&dom, options, true);
-    if len >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
-        return text;
+    let strict = main_text(&dom, options, true);
+    if strict.len >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
+        return strict.text;
     }
     // Many small elements can each pass the pruning guard and together hold the whole text (a
     // forum's posts all classed `comment`, an article in page-builder `widget`s), or the text is
     // only in `<noscript>`: a short result is tried again with only the tags deciding, as
-    // trafilatura falls back to another extractor when its own result is short.
-    let (lenient, lenient_len) = main_text(&dom, options, false);
-    if lenient_len > LENIENT_GAIN * len { lenient } else { text }
+    // trafilatura falls back to another extractor when its own result is short. The lenient
+    // text must hold the strict one's element: a short story's comments, beside it, hold more
+    // text but are not the story.
+    let lenient = main_text(&dom, options, false);
+    let holds = match (strict.from, lenient.from) {
+        (Some(s), Some(l)) => strict.len < STORY || dom.within(s, l),
+        _ => true,
+    };
+    if lenient.len > LENIENT_GAIN * strict.len && holds { lenient.text } else { strict.text }
+}
+
+/// A main text, the length that chooses ([`render::render`]), and the element it was read from
+/// (`None`: the whole page).
+struct Main {
+    text: String,
+    len: usize,
+    from: Option<dom::Id>,
+}
+
+impl Main {
+    fn new((text, len): (String, usize), from: Option<dom::Id>) -> Self {
+        Self { text, len, from }
+    }
 }
 
 /// The main text, or the whole page when the main element is too short or too small a share, or
 /// a list of repeated items when they hold more; with the length that chooses ([`render::render`]).
-fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> (String, usize) {
+fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
     let pruned = root::Pruned::new(dom, options.tables, strict);
-    let whole = || render::render(&render::blocks(&pruned, dom.root(), dom.root()), false);
+    let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root()), false), None);
     if !options.main_only {
         return whole();
     }
     let top = pruned.content_root();
-    let main = render::render(&render::blocks(&pruned, pruned.widen(top), top), false);
-    let main_len = main.1;
+    let main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top), false), Some(top));
+    let main_len = main.len;
     // Decided before `main` may be chosen, and its paragraphs counted only when the length
     // alone does not decide.
     let list_may_replace = !options.precision
-        && (main_len < LIST_MAX_MAIN || main.0.lines().filter(|l| l.len() >= PARAGRAPH_LINE).map(str::len).sum::<usize>() < LIST_MAX_PROSE);
+        && (main_len < LIST_MAX_MAIN || main.text.lines().filter(|l| l.len() >= PARAGRAPH_LINE).map(str::len).sum::<usize>() < LIST_MAX_PROSE);
     let chosen = if top == dom.root() || main_len < MIN_MAIN {
         whole()
     } else {
         let page = whole();
-        if (main_len as f64) < MIN_MAIN_SHARE * page.1 as f64 { page } else { main }
+        if (main_len as f64) < MIN_MAIN_SHARE * page.len as f64 { page } else { main }
     };
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
     if list_may_replace {
         if let Some((list, text)) = pruned.items(top) {
-            let enough = |n: usize| n as f64 > LIST_GAIN * chosen.1 as f64;
+            let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len as f64;
             if enough(text) && text >= MIN_LIST {
                 // Items inside the main element: the element read with its items' links kept.
                 let list = if dom.within(list, top) { top } else { list };
-                let listed = render::render(&render::blocks(&pruned, list, list), true);
-                if enough(listed.1) {
+                let listed = Main::new(render::render(&render::blocks(&pruned, list, list), true), Some(list));
+                if enough(listed.len) {
                     return listed;
                 }
             }
@@ -247,6 +269,37 @@ mod tests {
         let text = text(&html);
         assert!(text.starts_with(&format!("Post 0: {STORY}")) && text.contains("Post 7:"), "{text}");
         assert!(!text.contains("Imprint") && !text.contains("Forum\n") && !text.contains("cookies"), "{text}");
+    }
+
+    #[test]
+    fn a_short_storys_comments_beside_it_are_not_the_story() {
+        // The story (over 1,000 bytes) is under the lenient pass's bound; its comments, each
+        // small enough to be dropped by its class, hold far more together.
+        let story: String = (0..6).map(|i| format!("<p>Part {i}: {STORY}</p>")).collect();
+        let comments: String = (0..40).map(|i| format!("<div class=comment><p>Comment {i}: {STORY2}</p></div>")).collect();
+        let html = format!("<body><article>{story}</article><section id=comments class=comments>{comments}</section></body>");
+        let text = text(&html);
+        assert!(text.starts_with(&format!("Part 0: {STORY}")) && text.ends_with(&format!("Part 5: {STORY}")), "{text}");
+        assert!(!text.contains("Comment 0"), "{text}");
+    }
+
+    #[test]
+    fn a_long_heading_is_read_as_a_paragraph_but_a_short_one_over_nothing_goes() {
+        // A marketing page sets its testimonial in a heading's type, with no text under it.
+        let quote = "\u{201c}They moved our whole office over a weekend, and on Monday morning every desk, screen and \
+                     printer worked as if nothing had happened.\u{201d}";
+        let html = format!("<body><main><p>{STORY}</p><p>{STORY2}</p><h3>{quote}</h3><h3>Related services</h3></main></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{quote}"));
+    }
+
+    #[test]
+    fn a_hidden_tab_or_accordion_panel_is_read_but_a_hidden_drawer_is_not() {
+        let html = format!(
+            "<body><main><p>{STORY}</p><div role=tabpanel hidden><p>{STORY2}</p></div>\
+             <div class=\"faq-accordion__panel\" style=\"display: none\"><p>{STORY3}</p></div>\
+             <div hidden><p>A hidden drawer of links and offers for the reader</p></div></main></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}"));
     }
 
     #[test]

@@ -19,6 +19,8 @@ fn is_block(tag: &str) -> bool {
 const MAX_LINK_SHARE: f64 = 0.5;
 /// A paragraph: a non-heading block of at least this many characters.
 const PARAGRAPH_CHARS: usize = 80;
+/// A heading of at least this many characters reads as a paragraph.
+const LONG_HEADING: usize = 120;
 /// Blocks shorter than this before the first paragraph or after the last are dates, bylines and
 /// credits; not list items: an article that ends in a list (what to pack, where to buy) ends in
 /// short lines.
@@ -75,6 +77,11 @@ impl Blocks {
         if !trimmed.is_empty() {
             if trimmed.len() != b.text.len() {
                 b.text = trimmed.to_string();
+            }
+            // A heading this long is a paragraph set in a heading's type (a marketing page's
+            // pitch, a testimonial): it needs no text under it to stay.
+            if b.heading && b.chars() >= LONG_HEADING {
+                b.heading = false;
             }
             self.done.push(b);
         }

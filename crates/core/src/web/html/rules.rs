@@ -70,7 +70,7 @@ const FURNITURE: &[&str] = &[
 /// label sections that hold it (`TestReport__Section--Ads`): these are boilerplate only while
 /// they hold no long paragraph.
 const BESIDE: &[&str] = &[
-    "-share", "sharing", "social", "banner", "advert", "-ad-slot", "-ads-", "popup", "-modal", "-promo", "-tags-",
+    "-share", "sharing", "social", "banner", "advert", "-ad-slot", "-ads-", "popup", "popover", "-modal", "-promo", "-tags-",
     "tagcloud", "toolbar", "-print", "-rating", "caption", "-credit", "-cta",
 ];
 
@@ -88,8 +88,11 @@ const CONTENT: &[&str] = &[
 /// A furniture or beside word found inside one of these does not count.
 const NOT_FURNITURE: &[&str] = &["commentary"];
 
+/// Words that mark a panel a reader opens (an accordion's): hidden until then, but text.
+const PANELS: &[&str] = &["accordion"];
+
 /// The word lists in one automaton (consent managers, never-content, furniture, beside, content
-/// words, then the exceptions), and for each word whether it must start a word.
+/// words, the exceptions, then panels), and for each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
@@ -97,7 +100,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -157,9 +160,10 @@ fn words_of(values: &[&str]) -> Words {
     let furniture_end = never_end + FURNITURE.len();
     let beside_end = furniture_end + BESIDE.len();
     let content_end = beside_end + CONTENT.len();
+    let panels_start = content_end + NOT_FURNITURE.len();
     let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
     let excepted = |start: usize, end: usize| {
-        found.iter().any(|n| n.pattern().as_usize() >= content_end && n.start() <= start && end <= n.end())
+        found.iter().any(|n| (content_end..panels_start).contains(&n.pattern().as_usize()) && n.start() <= start && end <= n.end())
     };
     for m in &found {
         let i = m.pattern().as_usize();
@@ -174,6 +178,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < furniture_end => out.furniture = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
+            i if i >= panels_start => out.panel = true,
             _ => {}
         }
     }
@@ -188,6 +193,7 @@ struct Words {
     furniture: bool,
     beside: bool,
     content: bool,
+    panel: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -228,22 +234,26 @@ impl Marks {
             attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
         };
         let role = attr("role").map(str::to_ascii_lowercase);
-        let hidden = attr("hidden").is_some()
-            || attr("style").is_some_and(|s| {
-                // Most styles say neither; only those that might are read closely.
-                let lower = s.to_ascii_lowercase();
-                (lower.contains("none") || lower.contains("hidden")) && {
-                    let s: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
-                    s.contains("display:none") || s.contains("visibility:hidden")
-                }
-            });
         let values: Vec<&str> = ["class", "id", "role", "itemprop"].into_iter().filter_map(attr).collect();
+        let words = if values.is_empty() { Words::default() } else { words_of(&values) };
+        // A tab's or an accordion's panel is hidden until its tab or title is chosen: every
+        // reader can open it.
+        let panel = words.panel || role.as_deref() == Some("tabpanel");
+        let hidden = !panel
+            && (attr("hidden").is_some()
+                || attr("style").is_some_and(|s| {
+                    // Most styles say neither; only those that might are read closely.
+                    let lower = s.to_ascii_lowercase();
+                    (lower.contains("none") || lower.contains("hidden")) && {
+                        let s: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+                        s.contains("display:none") || s.contains("visibility:hidden")
+                    }
+                }));
         let shape = {
             let mut h = rustc_hash::FxHasher::default();
             (tag, attr("class")).hash(&mut h);
             h.finish() as u32
         };
-        let words = if values.is_empty() { Words::default() } else { words_of(&values) };
         let (furniture_word, beside_word, content_word) = (words.furniture || words.never_content, words.beside, words.content);
         let page = matches!(tag, "html" | "body" | "article" | "main");
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
@@ -293,6 +303,10 @@ mod tests {
         assert!(marks("script", &[]).never_text);
         assert!(marks("div", &[("style", "color: red; display : none")]).hidden);
         assert!(marks("div", &[("hidden", "")]).hidden);
+        // A panel a reader opens is not hidden; a popover sits beside the text.
+        assert!(!marks("div", &[("role", "tabpanel"), ("hidden", "")]).hidden);
+        assert!(!marks("dd", &[("class", "cmp-accordion__panel--hidden"), ("hidden", "")]).hidden);
+        assert!(marks("div", &[("class", "iPwaInstallPopover")]).boilerplate);
         let nav = marks("div", &[("role", "Navigation")]);
         assert!(nav.boilerplate && !nav.beside_only && !nav.never_text);
         assert!(!marks("div", &[("role", "main")]).never_text);
