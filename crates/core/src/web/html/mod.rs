@@ -29,6 +29,9 @@ const LENIENT_BELOW: usize = 3000;
 const LENIENT_GAIN: usize = 4;
 /// ...and, when the strict text has this many bytes (a short story, not a fragment), holds it.
 const STORY: usize = 1000;
+/// The main element is a thread's first post when the strict reading dropped this many elements
+/// drawn as it is (its replies); the lenient reading, which keeps them, is then taken when longer.
+const THREAD_TWINS: usize = 3;
 /// Repeated items replace the chosen text when they hold this many times as much...
 const LIST_GAIN: f64 = 1.5;
 /// ...and the main element has less than this: a longer one is an article, and repeated items
@@ -120,7 +123,8 @@ fn pick(html: &str, options: &Options) -> String {
         (Some(s), Some(l)) => strict.len < STORY || dom.within(s, l),
         _ => true,
     };
-    if lenient.len > LENIENT_GAIN * strict.len && holds { lenient.text } else { strict.text }
+    let gain = if strict.thread { 1 } else { LENIENT_GAIN };
+    if lenient.len > gain * strict.len && holds { lenient.text } else { strict.text }
 }
 
 /// A main text, the length that chooses ([`render::render`]), and the element it was read from
@@ -129,11 +133,12 @@ struct Main {
     text: String,
     len: usize,
     from: Option<dom::Id>,
+    thread: bool,
 }
 
 impl Main {
     fn new((text, len): (String, usize), from: Option<dom::Id>) -> Self {
-        Self { text, len, from }
+        Self { text, len, from, thread: false }
     }
 }
 
@@ -146,8 +151,9 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
         return whole();
     }
     let top = pruned.content_root();
-    let main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top), false), Some(top));
+    let mut main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top), false), Some(top));
     let main_len = main.len;
+    main.thread = strict && main_len < LENIENT_BELOW && pruned.dropped_twins(top) >= THREAD_TWINS;
     // Decided before `main` may be chosen, and its paragraphs counted only when the length
     // alone does not decide.
     let list_may_replace = !options.precision
@@ -281,6 +287,21 @@ mod tests {
         let text = text(&html);
         assert!(text.starts_with(&format!("Part 0: {STORY}")) && text.ends_with(&format!("Part 5: {STORY}")), "{text}");
         assert!(!text.contains("Comment 0"), "{text}");
+    }
+
+    #[test]
+    fn a_threads_replies_classed_as_comments_are_read_with_its_first_post() {
+        // XenForo: every post's body is an `article.message-body`; the replies' wrappers say
+        // `comment`, so the strict reading keeps the first post alone.
+        let post = |class: &str, body: &str| format!("<div class=\"{class}\"><article class=message-body><p>{body}</p></article></div>");
+        let replies: String = (0..3).map(|i| post("message comment", &format!("Reply {i}: {STORY3} {STORY4}"))).collect();
+        let first = post("message", &format!("{STORY} {STORY2} {STORY3} {STORY4}"));
+        let html = format!("<body><div class=page><div class=thread>{first}{replies}</div></div></body>");
+        let thread = text(&html);
+        assert!(thread.starts_with(STORY) && thread.contains("Reply 0:") && thread.contains("Reply 2:"), "{thread}");
+        // Comments under an article are drawn unlike it, and stay out.
+        let html = format!("<body><div class=page><div class=thread>{first}<div class=comments>{}</div></div></div></body>", replies.replace("message-body", "comment-body"));
+        assert!(!text(&html).contains("Reply 0:"));
     }
 
     #[test]

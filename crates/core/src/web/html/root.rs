@@ -1,7 +1,7 @@
 //! Which parts of a page are dropped, and which element holds its main text. Text sizes are
 //! counted once per node, bottom-up, so choosing among candidates costs no more walks.
 
-use super::dom::{Dom, Id, Kind};
+use super::dom::{Dom, Id, Kind, Step};
 
 /// A boilerplate-classed element is dropped only while it holds less than this share of the
 /// page's text: a page whose whole article sits in `<div class="comments-enabled">` is still the
@@ -25,6 +25,9 @@ const MIN_TEXT_PER_LINK: usize = 30;
 /// ...unless they are inside the main element, where items that are only their titles' links (a
 /// category's members, a shop's product names) are the content.
 const MIN_TEXT_PER_LINK_INSIDE: usize = 12;
+
+/// How far above a post its thread's replies are looked for.
+const THREAD_LEVELS: usize = 6;
 
 /// Trimmed text bytes under each node (`order` parents first), counting nothing under a node
 /// `skip` names.
@@ -200,6 +203,31 @@ impl<'d> Pruned<'d> {
             }
         }
         best
+    }
+
+    /// How many other elements drawn as `id` is (same tag and class), near it, the reading
+    /// dropped: a thread's replies beside its first post, when their class words mark them as
+    /// comments. Near: under its ancestor [`THREAD_LEVELS`] up (a page's other wrappers of the
+    /// same class, in its header and footer, are no replies).
+    pub fn dropped_twins(&self, id: Id) -> usize {
+        let dom = self.dom;
+        let Kind::Element { marks, .. } = dom.kind(id) else { return 0 };
+        if !marks.classed {
+            return 0;
+        }
+        let shape = marks.shape;
+        let mut thread = id;
+        for _ in 0..THREAD_LEVELS {
+            thread = dom.parent(thread).unwrap_or(thread);
+        }
+        let mut twins = 0;
+        dom.walk(thread, |_| true, |step| {
+            if let Step::Open(o) = step {
+                let twin = matches!(dom.kind(o), Kind::Element { marks, .. } if marks.shape == shape);
+                twins += usize::from(o != id && twin && self.gone[o as usize]);
+            }
+        });
+        twins
     }
 
     pub fn dropped(&self, id: Id) -> bool {

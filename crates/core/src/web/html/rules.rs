@@ -224,6 +224,8 @@ pub struct Marks {
     /// A hash of the tag and class: elements that share it are drawn alike (a listing's cards,
     /// a forum's posts).
     pub shape: u32,
+    /// It has a class: its shape is more than its tag.
+    pub classed: bool,
 }
 
 impl Marks {
@@ -272,6 +274,7 @@ impl Marks {
                 || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
                 || content_word,
             shape,
+            classed: attr("class").is_some_and(|c| !c.trim().is_empty()),
         }
     }
 
@@ -325,7 +328,8 @@ mod tests {
         assert!(!marks("body", &[("class", "has-sidebar")]).boilerplate);
         assert!(marks("article", &[]).content);
         assert!(marks("div", &[("itemprop", "articleBody")]).content);
-        assert_eq!(marks("p", &[("class", "lead")]), Marks { shape: marks("p", &[("class", "lead")]).shape, ..Marks::default() });
+        assert_eq!(marks("p", &[("class", "lead")]), Marks { shape: marks("p", &[("class", "lead")]).shape, classed: true, ..Marks::default() });
+        assert!(!marks("p", &[("class", " ")]).classed && !marks("p", &[]).classed);
         assert_eq!(marks("li", &[("class", "card")]).shape, marks("li", &[("class", "card"), ("id", "x")]).shape);
         assert_ne!(marks("li", &[("class", "card")]).shape, marks("div", &[("class", "card")]).shape);
     }
