@@ -329,6 +329,8 @@ mod tests {
         assert_eq!(text(&html), STORY);
         let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p></article><noscript>Please enable JavaScript to view the comments.</noscript></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        // An app's shell: its notice is no text.
+        assert_eq!(text("<body><div id=root></div><noscript><p>You need to enable JavaScript to run this app.</p></noscript></body>"), "");
     }
 
     #[test]

@@ -26,6 +26,8 @@ const MIN_TEXT_PER_LINK: usize = 30;
 /// category's members, a shop's product names) are the content.
 const MIN_TEXT_PER_LINK_INSIDE: usize = 12;
 
+/// A `<noscript>` holding less text than this, naming JavaScript, is a notice that it is off.
+const NOSCRIPT_COPY: usize = 400;
 /// How far above a post its thread's replies are looked for.
 const THREAD_LEVELS: usize = 6;
 
@@ -46,6 +48,19 @@ fn text_below(dom: &Dom, order: &[Id], skip: impl Fn(Id) -> bool) -> Vec<usize> 
         }
     }
     below
+}
+
+/// Whether the text under `id` names JavaScript (a notice that it is off or needed).
+fn says_javascript(dom: &Dom, id: Id) -> bool {
+    let mut says = false;
+    dom.walk(id, |_| true, |step| {
+        if let Step::Open(t) = step {
+            if let Kind::Text(text) = dom.kind(t) {
+                says |= text.as_bytes().windows(10).any(|w| w.eq_ignore_ascii_case(b"javascript"));
+            }
+        }
+    });
+    says
 }
 
 /// Whether each node, or a node under it, is one `this` names (`order` parents first).
@@ -118,7 +133,11 @@ impl<'d> Pruned<'d> {
             _ => false,
         };
         let never_content = |id: Id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content) && by_class(id);
-        let dropped: Vec<bool> = (0..n as Id).map(|id| never(id) || if strict { by_class(id) } else { never_content(id) }).collect();
+        // The lenient reading reads `<noscript>` for a page's copy, not for its notice that
+        // JavaScript is off.
+        let notice = |id: Id| dom.name(id) == Some("noscript") && visible[id as usize] < NOSCRIPT_COPY && says_javascript(dom, id);
+        let dropped: Vec<bool> =
+            (0..n as Id).map(|id| never(id) || if strict { by_class(id) } else { never_content(id) || notice(id) }).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         let mut gone = vec![false; n];
         for &id in &order {
