@@ -42,6 +42,9 @@ const LIST_MAX_MAIN: usize = 2000;
 /// product grid, read with the tiles after it), not an article.
 const LIST_MAX_PROSE: usize = 1000;
 const PARAGRAPH_LINE: usize = 150;
+/// Items of at most this many bytes each, on average, are cards (a product's name and price), not
+/// posts.
+const CARD: usize = 150;
 /// A list holds at least this much text: a few cards beside a near-empty page (a box of fund
 /// prices, a row of teasers) are not a listing.
 const MIN_LIST: usize = 500;
@@ -146,12 +149,12 @@ impl Main {
 /// a list of repeated items when they hold more; with the length that chooses ([`render::render`]).
 fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
     let pruned = root::Pruned::new(dom, options.tables, strict);
-    let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root()), false), None);
+    let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None), false), None);
     if !options.main_only {
         return whole();
     }
     let top = pruned.content_root();
-    let mut main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top), false), Some(top));
+    let mut main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top, None), false), Some(top));
     let main_len = main.len;
     main.thread = strict && main_len < LENIENT_BELOW && pruned.dropped_twins(top) >= THREAD_TWINS;
     // Decided before `main` may be chosen, and its paragraphs counted only when the length
@@ -167,15 +170,30 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
     // A listing, a collection or a thread: repeated items that hold more text than what was
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
+    let items = if options.precision { None } else { pruned.items(top) };
     if list_may_replace {
-        if let Some((list, text)) = pruned.items(top) {
+        if let Some(&root::Items { list, text, .. }) = items.as_ref() {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len as f64;
             if enough(text) && text >= MIN_LIST {
                 // Items inside the main element: the element read with its items' links kept.
                 let list = if dom.within(list, top) { top } else { list };
-                let listed = Main::new(render::render(&render::blocks(&pruned, list, list), true), Some(list));
+                let listed = Main::new(render::render(&render::blocks(&pruned, list, list, None), true), Some(list));
                 if enough(listed.len) {
                     return listed;
+                }
+            }
+        }
+    }
+    // A main element around a grid of cards that hold more text than the rest of it (a shop's
+    // category text over its product grid, whose names are links): the cards are read as a
+    // list, with their links, and the rest as before.
+    if chosen.from == Some(top) {
+        if let Some(root::Items { list, text, count }) = items {
+            let cards = text <= CARD * count;
+            if text >= MIN_LIST.max(chosen.len) && cards && dom.within(list, top) && list != top {
+                let hybrid = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top, Some(list)), false), Some(top));
+                if hybrid.len > chosen.len {
+                    return hybrid;
                 }
             }
         }
@@ -458,6 +476,17 @@ mod tests {
         // A hidden box of short cards, each an `<article>`, stays hidden.
         let cards: String = (0..4).map(|i| format!("<article><a href=/p/{i}>Almond thins, flavour number {i}</a></article>")).collect();
         assert!(!text(&page(&cards)).contains("flavour number"));
+    }
+
+    #[test]
+    fn a_grid_of_cards_inside_a_long_main_element_is_read_with_its_links() {
+        let intro: String = (0..8).map(|i| format!("<p>Part {i}: {STORY}</p>")).collect();
+        let cards: String = (0..40).map(|i| format!("<div class=card><a href=/p{i}>Trail runner model {i} in blue, grey and orange</a><span>$120.00</span></div>")).collect();
+        let menu = "<ul><li><a href=/m>Men</a></li><li><a href=/w>Women</a></li><li><a href=/k>Kids</a></li></ul>";
+        let html = format!("<body><main><h1>Running shoes</h1>{menu}{intro}<div class=grid>{cards}</div></main></body>");
+        let text = text(&html);
+        assert!(text.contains(&format!("Part 7: {STORY}")) && text.contains("Trail runner model 39 in blue, grey and orange$120.00"), "{text}");
+        assert!(!text.contains("Women"), "{text}");
     }
 
     #[test]

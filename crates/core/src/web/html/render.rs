@@ -44,6 +44,8 @@ pub struct Block {
     outside: bool,
     /// Preformatted (code): its lines may repeat.
     pre: bool,
+    /// In a list of repeated items: read as a list is (see [`render`]).
+    listed: bool,
 }
 
 impl Block {
@@ -67,6 +69,8 @@ struct Blocks {
     in_pre: usize,
     /// Inside the main element.
     inside: bool,
+    /// Inside the list of items.
+    listed: bool,
 }
 
 impl Blocks {
@@ -90,6 +94,7 @@ impl Blocks {
     fn text(&mut self, t: &str) {
         let before = self.cur.text.len();
         self.cur.outside |= !self.inside;
+        self.cur.listed |= self.listed;
         if self.in_pre > 0 {
             self.cur.pre = true;
             self.cur.text.push_str(t);
@@ -123,8 +128,9 @@ fn invisible(c: char) -> bool {
 }
 
 /// The blocks of text under `top`, dropped parts left out; those outside `core` (an element
-/// under `top`, or `top` itself) are marked.
-pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
+/// under `top`, or `top` itself) are marked, and so are those inside `items` (a list of
+/// repeated items read as a list: see [`render`]).
+pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>) -> Vec<Block> {
     let dom = pruned.dom;
     let mut b = Blocks { inside: top == core, ..Blocks::default() };
     dom.walk(top, |id| !pruned.dropped(id), |step| {
@@ -135,6 +141,10 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id) -> Vec<Block> {
         if id == core {
             b.flush();
             b.inside = open;
+        }
+        if Some(id) == items {
+            b.flush();
+            b.listed = open;
         }
         let name: &str = match dom.kind(id) {
             Kind::Text(t) if open => return b.text(t),
@@ -196,7 +206,7 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
             let links = b.link_share();
             // A linked heading is a section's or an item's title; whether it is a teaser's is
             // decided by where it stands (below).
-            let navigation = !list && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
+            let navigation = !list && !b.listed && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
             let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
             !navigation && !copyright && !beside && !machine(&b.text)
@@ -217,12 +227,12 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
             continue;
         }
         let edge = i < first || i > last;
-        if edge && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
+        if edge && !b.listed && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
             continue;
         }
         // A linked heading after the last paragraph, or before the first but not heading it, is
         // a teaser's.
-        let linked_heading = b.heading && !list && b.link_share() > MAX_LINK_SHARE;
+        let linked_heading = b.heading && !list && !b.listed && b.link_share() > MAX_LINK_SHARE;
         if linked_heading && (i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading))) {
             continue;
         }

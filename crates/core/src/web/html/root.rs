@@ -75,6 +75,14 @@ fn any_below(dom: &Dom, order: &[Id], this: impl Fn(Id) -> bool) -> Vec<bool> {
     below
 }
 
+/// A list of repeated items: the element whose children they are, the text they hold, and how
+/// many of them hold text.
+pub struct Items {
+    pub list: Id,
+    pub text: usize,
+    pub count: usize,
+}
+
 /// What is dropped and how much text each node holds.
 pub struct Pruned<'d> {
     pub dom: &'d Dom,
@@ -163,9 +171,9 @@ impl<'d> Pruned<'d> {
     }
 
     /// The element whose children repeat one tag and class most, weighed by the text they hold
-    /// (a listing's cards, a collection's grid, a forum's posts, a table's rows), with that text;
-    /// `None` when no element has [`MIN_ITEMS`] such children holding text.
-    pub fn items(&self, main: Id) -> Option<(Id, usize)> {
+    /// (a listing's cards, a collection's grid, a forum's posts, a table's rows); `None` when no
+    /// element has [`MIN_ITEMS`] such children holding text.
+    pub fn items(&self, main: Id) -> Option<Items> {
         let dom = self.dom;
         let text = text_below(dom, &self.order, |id| self.dropped[id as usize]);
         // Links under each node: a menu's entries are all link, a few words each.
@@ -187,7 +195,7 @@ impl<'d> Pruned<'d> {
                 inside[id as usize] = id == main || dom.parent(id).is_some_and(|p| inside[p as usize]);
             }
         }
-        let mut best: Option<(Id, usize)> = None;
+        let mut best: Option<Items> = None;
         let mut shapes: Vec<(u32, usize, usize, usize)> = Vec::new();
         for &id in &self.order {
             if !matches!(dom.kind(id), Kind::Element { .. }) || text[id as usize] == 0 || self.gone[id as usize] {
@@ -216,8 +224,8 @@ impl<'d> Pruned<'d> {
             let per_link = if inside[id as usize] { MIN_TEXT_PER_LINK_INSIDE } else { MIN_TEXT_PER_LINK };
             for &(_, items, held, links) in &shapes {
                 let menu = held < per_link * links;
-                if items >= MIN_ITEMS && !menu && best.is_none_or(|(_, t)| held > t) {
-                    best = Some((id, held));
+                if items >= MIN_ITEMS && !menu && best.as_ref().is_none_or(|b| held > b.text) {
+                    best = Some(Items { list: id, text: held, count: items });
                 }
             }
         }
