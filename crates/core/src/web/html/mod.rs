@@ -263,6 +263,13 @@ mod tests {
         assert_eq!(text(&html), format!("{STORY}\nTown | Level\nLower | 3 m"));
         let o = Options::parse("tables=false").unwrap();
         assert_eq!(extract(&html, &o), STORY);
+        // WordPress frames each table in a figure; a picture's figure stays out.
+        let html = format!(
+            "<body><article><p>{STORY}</p><figure class=wp-block-table><table><tr><td>Lower</td><td>3 m</td></tr></table></figure>\
+             <figure><img src=a.jpg><figcaption>The bridge under water</figcaption></figure><p>{STORY2}</p></article></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\nLower | 3 m\n{STORY2}"));
+        assert_eq!(extract(&html, &o), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]

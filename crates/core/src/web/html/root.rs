@@ -103,8 +103,15 @@ impl<'d> Pruned<'d> {
     pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
+        // A figure that holds a table is the table's frame (WordPress frames each one so), not a
+        // picture's caption.
+        let framed_table = if tables { any_below(dom, &order, |id| dom.name(id) == Some("table")) } else { vec![false; n] };
         let by_tag = |id: Id| match dom.kind(id) {
-            Kind::Element { marks, name, .. } => marks.never_text || (strict && marks.last_resort) || (!tables && &**name == "table"),
+            Kind::Element { marks, name, .. } => {
+                marks.never_text
+                    || (strict && marks.last_resort && !(&**name == "figure" && framed_table[id as usize]))
+                    || (!tables && &**name == "table")
+            }
             _ => false,
         };
         // A hidden element is not text unless it holds most of the page: a page rendered by
