@@ -44,7 +44,9 @@ const LIST_MAX_PROSE: usize = 1000;
 const PARAGRAPH_LINE: usize = 150;
 /// Items of at most this many bytes each, on average, are cards (a product's name and price), not
 /// posts.
-const CARD: usize = 150;
+const CARD: usize = 200;
+/// Cards read inside the whole page need this share of its text.
+const PAGE_CARDS: f64 = 0.5;
 /// A list holds at least this much text: a few cards beside a near-empty page (a box of fund
 /// prices, a row of teasers) are not a listing.
 const MIN_LIST: usize = 500;
@@ -184,17 +186,20 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
             }
         }
     }
-    // A main element around a grid of cards that hold more text than the rest of it (a shop's
-    // category text over its product grid, whose names are links): the cards are read as a
-    // list, with their links, and the rest as before.
-    if chosen.from == Some(top) {
-        if let Some(root::Items { list, text, count }) = items {
-            let cards = text <= CARD * count;
-            if text >= MIN_LIST.max(chosen.len) && cards && dom.within(list, top) && list != top {
-                let hybrid = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top, Some(list)), false), Some(top));
-                if hybrid.len > chosen.len {
-                    return hybrid;
-                }
+    // A grid of cards that holds as much text as the main element's reading (half as much as a
+    // whole page's), inside it (a shop's category text over its product grid, whose names are
+    // links): the cards are read as a list is, with their links, and the rest as before.
+    if let Some(root::Items { list, text, count }) = items {
+        let (around, core, share) = match chosen.from {
+            None => (dom.root(), dom.root(), PAGE_CARDS),
+            Some(t) if t == top => (pruned.widen(top), top, 1.0),
+            Some(_) => return chosen,
+        };
+        let cards = text <= CARD * count;
+        if cards && text >= MIN_LIST && text as f64 >= share * chosen.len as f64 && list != core && dom.within(list, core) {
+            let read = Main::new(render::render(&render::blocks(&pruned, around, core, Some(list)), false), chosen.from);
+            if read.len > chosen.len {
+                return read;
             }
         }
     }
@@ -486,14 +491,21 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_of_cards_inside_a_long_main_element_is_read_with_its_links() {
+    fn a_grid_of_cards_is_read_with_its_links_inside_a_long_main_element_or_the_page() {
         let intro: String = (0..8).map(|i| format!("<p>Part {i}: {STORY}</p>")).collect();
         let cards: String = (0..40).map(|i| format!("<div class=card><a href=/p{i}>Trail runner model {i} in blue, grey and orange</a><span>$120.00</span></div>")).collect();
         let menu = "<ul><li><a href=/m>Men</a></li><li><a href=/w>Women</a></li><li><a href=/k>Kids</a></li></ul>";
         let html = format!("<body><main><h1>Running shoes</h1>{menu}{intro}<div class=grid>{cards}</div></main></body>");
-        let text = text(&html);
-        assert!(text.contains(&format!("Part 7: {STORY}")) && text.contains("Trail runner model 39 in blue, grey and orange$120.00"), "{text}");
-        assert!(!text.contains("Women"), "{text}");
+        let shop = text(&html);
+        assert!(shop.contains(&format!("Part 7: {STORY}")) && shop.contains("Trail runner model 39 in blue, grey and orange$120.00"), "{shop}");
+        assert!(!shop.contains("Women"), "{shop}");
+        // A page without a main element: the cards are read with the whole page.
+        let block = |i: usize| format!("<div class=x{i}><div class=b><p>Note {i}: {STORY2}</p></div></div>");
+        let blocks: String = (0..4).map(block).collect();
+        let cards: String = (0..20).map(|i| format!("<div class=card><a href=/p{i}>Trail runner model {i} in blue, grey and orange</a><span>$120.00</span></div>")).collect();
+        let html = format!("<body><div class=x><div class=a><p>{STORY}</p><p>{STORY3}</p></div></div>{blocks}<div class=grid>{cards}</div></body>");
+        let page = text(&html);
+        assert!(page.contains("Note 3:") && page.contains("Trail runner model 19 in blue, grey and orange$120.00"), "{page}");
     }
 
     #[test]
