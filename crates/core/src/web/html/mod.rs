@@ -354,6 +354,17 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_named_for_its_sidebar_that_holds_the_main_element_is_read() {
+        // Genesis wraps the content and the sidebar in `content-sidebar-wrap`.
+        let related: String = (0..4).map(|i| format!("<div class=related-box><p>Related {i}: {STORY3}</p></div>")).collect();
+        let html = format!(
+            "<body>{related}<div class=content-sidebar-wrap><main><p>{STORY}</p><p>{STORY2}</p></main>\
+             <aside class=sidebar><p>Subscribe to our letter</p></aside></div></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+    }
+
+    #[test]
     fn noscript_text_is_read_only_when_the_page_has_none_besides() {
         let html = format!("<body><div id=app></div><noscript><div class=post-body><p>{STORY}</p></div></noscript></body>");
         assert_eq!(text(&html), STORY);

@@ -140,10 +140,13 @@ impl<'d> Pruned<'d> {
         let visible = text_below(dom, &order, never);
         let long_paragraph = any_below(dom, &order, |id| dom.name(id) == Some("p") && visible[id as usize] >= LONG_PARAGRAPH);
         let total = visible[dom.root() as usize] as f64;
+        // A wrapper whose class names a sidebar but that holds the page's `<main>` (Genesis's
+        // `content-sidebar-wrap`) is no furniture.
+        let holds_main = any_below(dom, &order, |id| dom.name(id) == Some("main"));
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
-                marks.boilerplate && (visible[i] as f64) < GUARD * total && !(marks.beside_only && long_paragraph[i])
+                marks.boilerplate && (visible[i] as f64) < GUARD * total && !(marks.beside_only && long_paragraph[i]) && !holds_main[i]
             }
             _ => false,
         };
