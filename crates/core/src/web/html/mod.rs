@@ -365,6 +365,18 @@ mod tests {
     }
 
     #[test]
+    fn a_slider_of_testimonials_is_text_but_a_slider_of_teasers_is_not() {
+        let quote = "We moved the whole office over one weekend with their crew, and every screen worked on Monday.";
+        let teasers = "<div class=\"related-slider\"><div class=slide><a href=/a>Ten bridges that survived the flood</a> \
+                       Read how the old stone held.</div><div class=slide><a href=/b>The ferry timetable for the winter</a></div></div>";
+        let html = format!(
+            "<body><main><p>{STORY}</p><p>{STORY2}</p><div class=\"testimonial-slider\"><div class=slide><p>{quote}</p></div></div>\
+             {teasers}</main></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{quote}"));
+    }
+
+    #[test]
     fn noscript_text_is_read_only_when_the_page_has_none_besides() {
         let html = format!("<body><div id=app></div><noscript><div class=post-body><p>{STORY}</p></div></noscript></body>");
         assert_eq!(text(&html), STORY);

@@ -26,6 +26,8 @@ const MIN_TEXT_PER_LINK: usize = 30;
 /// category's members, a shop's product names) are the content.
 const MIN_TEXT_PER_LINK_INSIDE: usize = 12;
 
+/// A slider is text, not teasers, when this share of its text is outside links.
+const SLIDE_TEXT: f64 = 0.9;
 /// A `<noscript>` holding less text than this, naming JavaScript, is a notice that it is off.
 const NOSCRIPT_COPY: usize = 400;
 /// How far above a post its thread's replies are looked for.
@@ -143,10 +145,16 @@ impl<'d> Pruned<'d> {
         // A wrapper whose class names a sidebar but that holds the page's `<main>` (Genesis's
         // `content-sidebar-wrap`) is no furniture.
         let holds_main = any_below(dom, &order, |id| dom.name(id) == Some("main"));
+        // A slider of testimonials or features is text; one of teasers is links.
+        let unlinked = text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a"));
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
-                marks.boilerplate && (visible[i] as f64) < GUARD * total && !(marks.beside_only && long_paragraph[i]) && !holds_main[i]
+                marks.boilerplate
+                    && (visible[i] as f64) < GUARD * total
+                    && !(marks.beside_only && long_paragraph[i])
+                    && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64)
+                    && !holds_main[i]
             }
             _ => false,
         };

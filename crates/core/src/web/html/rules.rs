@@ -63,7 +63,7 @@ const FURNITURE: &[&str] = &[
     "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
-    "recirculation", "-slide", "-embed", "-legend", "paywall", "postprofile", "-signature",
+    "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature",
 ];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
@@ -91,8 +91,12 @@ const NOT_FURNITURE: &[&str] = &["commentary"];
 /// Words that mark a panel a reader opens (an accordion's): hidden until then, but text.
 const PANELS: &[&str] = &["accordion"];
 
+/// Words that mark a slider or carousel: of teasers beside an article (furniture), or of a
+/// service page's testimonials and features (text); told apart by their links.
+const SLIDERS: &[&str] = &["-slide"];
+
 /// The word lists in one automaton (consent managers, never-content, furniture, beside, content
-/// words, the exceptions, then panels), and for each word whether it must start a word.
+/// words, the exceptions, panels, then sliders), and for each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
@@ -100,7 +104,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -161,6 +165,7 @@ fn words_of(values: &[&str]) -> Words {
     let beside_end = furniture_end + BESIDE.len();
     let content_end = beside_end + CONTENT.len();
     let panels_start = content_end + NOT_FURNITURE.len();
+    let sliders_start = panels_start + PANELS.len();
     let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
     let excepted = |start: usize, end: usize| {
         found.iter().any(|n| (content_end..panels_start).contains(&n.pattern().as_usize()) && n.start() <= start && end <= n.end())
@@ -178,6 +183,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < furniture_end => out.furniture = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
+            i if i >= sliders_start => out.slider = true,
             i if i >= panels_start => out.panel = true,
             _ => {}
         }
@@ -194,6 +200,7 @@ struct Words {
     beside: bool,
     content: bool,
     panel: bool,
+    slider: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -215,6 +222,8 @@ pub struct Marks {
     pub boilerplate: bool,
     /// Boilerplate only by [`BESIDE`] words: kept when it holds a long paragraph.
     pub beside_only: bool,
+    /// Boilerplate only by [`SLIDERS`] words: kept when its text is not links.
+    pub slider_only: bool,
     /// Boilerplate by a [`NEVER_CONTENT`] word: dropped by the lenient reading too.
     pub never_content: bool,
     /// A consent manager's own element ([`CONSENT_MANAGERS`]): never text, however much it holds.
@@ -270,8 +279,9 @@ impl Marks {
             never_text: never_text(tag),
             hidden,
             last_resort: last_resort(tag),
-            boilerplate: !page && !content_word && (furniture_word || beside_word || furniture_role),
+            boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
+            slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
             never_content: !page && !content_word && words.never_content,
             consent_manager: !page && words.consent_manager,
             content: matches!(tag, "article" | "main")
@@ -324,6 +334,8 @@ mod tests {
         assert!(marks("div", &[("id", "onetrust-pc-sdk")]).consent_manager && marks("div", &[("id", "CybotCookiebotDialog")]).consent_manager);
         assert!(marks("div", &[("class", "ot-sdk-row")]).consent_manager && !marks("div", &[("class", "spot-sdk")]).consent_manager);
         assert!(!marks("div", &[("id", "cookie-consent")]).consent_manager);
+        let slider = marks("div", &[("class", "testimonial-slider")]);
+        assert!(slider.boilerplate && slider.slider_only && !marks("div", &[("class", "slider sidebar")]).slider_only);
         let ads = marks("section", &[("class", "Report__Section--Ads")]);
         assert!(ads.boilerplate && ads.beside_only);
         assert!(!marks("div", &[("class", "share related-posts")]).beside_only);
