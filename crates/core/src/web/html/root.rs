@@ -105,9 +105,12 @@ impl<'d> Pruned<'d> {
     pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
+        // The passes below run only on a page that has what they are about.
+        let has = |tag: &str| dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { name, .. } if &**name == tag));
         // A figure that holds a table is the table's frame (WordPress frames each one so), not a
         // picture's caption.
-        let framed_table = if tables { any_below(dom, &order, |id| dom.name(id) == Some("table")) } else { vec![false; n] };
+        let framed_table =
+            if tables && has("figure") { any_below(dom, &order, |id| dom.name(id) == Some("table")) } else { vec![false; n] };
         let by_tag = |id: Id| match dom.kind(id) {
             Kind::Element { marks, name, .. } => {
                 marks.never_text
@@ -144,9 +147,10 @@ impl<'d> Pruned<'d> {
         let total = visible[dom.root() as usize] as f64;
         // A wrapper whose class names a sidebar but that holds the page's `<main>` (Genesis's
         // `content-sidebar-wrap`) is no furniture.
-        let holds_main = any_below(dom, &order, |id| dom.name(id) == Some("main"));
+        let holds_main = if has("main") { any_below(dom, &order, |id| dom.name(id) == Some("main")) } else { vec![false; n] };
         // A slider of testimonials or features is text; one of teasers is links.
-        let unlinked = text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a"));
+        let sliders = dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { marks, .. } if marks.slider_only));
+        let unlinked = if sliders { text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a")) } else { vec![0; n] };
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
