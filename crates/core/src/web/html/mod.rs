@@ -148,7 +148,8 @@ impl Main {
 }
 
 /// The main text, or the whole page when the main element is too short or too small a share, or
-/// a list of repeated items when they hold more; with the length that chooses ([`render::render`]).
+/// a list of repeated items when they hold more, or either with a grid of cards inside it read as
+/// a list; with the length that chooses ([`render::render`]) and the element it was read from.
 fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
     let pruned = root::Pruned::new(dom, options.tables, strict);
     let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None), false), None);
