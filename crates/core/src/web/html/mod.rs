@@ -157,7 +157,16 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
         return whole();
     }
     let top = pruned.content_root();
-    let mut main = Main::new(render::render(&render::blocks(&pruned, pruned.widen(top), top, None), false), Some(top));
+    // Read around the main element: its widened ancestor, or on a page built of sections (a
+    // service page's hero, features, testimonials and prices, each a `<section>`) all of them.
+    let (mut around, mut core) = (pruned.widen(top), top);
+    let mut main = Main::new(render::render(&render::blocks(&pruned, around, core, None), false), Some(top));
+    if let Some(sections) = pruned.sections_around(top).filter(|_| !options.precision) {
+        let read = Main::new(render::render(&render::blocks(&pruned, sections, sections, None), false), Some(top));
+        if read.len > main.len {
+            (main, around, core) = (read, sections, sections);
+        }
+    }
     let main_len = main.len;
     main.thread = strict && main_len < LENIENT_BELOW && pruned.dropped_twins(top) >= THREAD_TWINS;
     // Decided before `main` may be chosen, and its paragraphs counted only when the length
@@ -193,7 +202,7 @@ fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
     if let Some(root::Items { list, text, count }) = items {
         let (around, core, share) = match chosen.from {
             None => (dom.root(), dom.root(), PAGE_CARDS),
-            Some(t) if t == top => (pruned.widen(top), top, 1.0),
+            Some(t) if t == top => (around, core, 1.0),
             Some(_) => return chosen,
         };
         let cards = text <= CARD * count;
@@ -333,6 +342,20 @@ mod tests {
         // Comments under an article are drawn unlike it, and stay out.
         let html = format!("<body><div class=page><div class=thread>{first}<div class=comments>{}</div></div></div></body>", replies.replace("message-body", "comment-body"));
         assert!(!text(&html).contains("Reply 0:"));
+    }
+
+    #[test]
+    fn a_page_built_of_sections_is_read_whole_but_an_article_beside_teasers_is_not() {
+        let feature = |i: usize| {
+            format!("<section class=feature><h3>Feature {i}</h3><p>Plan {i} starts at ten dollars a month, and every plan comes with support by phone and by mail.</p></section>")
+        };
+        let features: String = (0..3).map(feature).collect();
+        let html = format!("<body><div class=page><section class=hero><div class=body><p>{STORY}</p><p>{STORY2}</p></div></section>{features}</div></body>");
+        let page = text(&html);
+        assert!(page.starts_with(STORY) && page.contains("Feature 2\nPlan 2 starts at ten dollars"), "{page}");
+        // Teasers that are no sections stay beside the story.
+        let html = html.replace("<section class=feature>", "<div class=feature>").replace("</p></section>", "</p></div>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
     }
 
     #[test]

@@ -30,6 +30,10 @@ const MIN_TEXT_PER_LINK_INSIDE: usize = 12;
 const SLIDE_TEXT: f64 = 0.9;
 /// A `<noscript>` holding less text than this, naming JavaScript, is a notice that it is off.
 const NOSCRIPT_COPY: usize = 400;
+/// A page is built of sections when the main element sits in one of this many sibling sections...
+const MIN_SECTIONS: usize = 3;
+/// ...that each hold this much prose.
+const SECTION_TEXT: usize = 100;
 /// How far above a post its thread's replies are looked for.
 const THREAD_LEVELS: usize = 6;
 
@@ -190,6 +194,28 @@ impl<'d> Pruned<'d> {
             top = p;
         }
         top
+    }
+
+    /// The parent of the sections when `core` sits in one of [`MIN_SECTIONS`] or more sibling
+    /// `<section>`s that each hold [`SECTION_TEXT`] bytes of prose: a page built of sections, whose
+    /// main text is all of them.
+    pub fn sections_around(&self, core: Id) -> Option<Id> {
+        let dom = self.dom;
+        let mut section = core;
+        while dom.name(section) != Some("section") {
+            if matches!(dom.name(section), None | Some("body" | "html")) {
+                return None;
+            }
+            section = dom.parent(section)?;
+        }
+        let parent = dom.parent(section).filter(|&p| dom.name(p).is_some_and(|n| n != "html"))?;
+        let mut sections = 0;
+        let mut child = dom.first_child(parent);
+        while let Some(c) = child {
+            sections += usize::from(dom.name(c) == Some("section") && !self.dropped[c as usize] && self.prose[c as usize] >= SECTION_TEXT);
+            child = dom.next_sibling(c);
+        }
+        (sections >= MIN_SECTIONS).then_some(parent)
     }
 
     /// The element whose children repeat one tag and class most, weighed by the text they hold
