@@ -230,8 +230,8 @@ pub struct Marks {
     pub consent_manager: bool,
     /// Marked as the main content.
     pub content: bool,
-    /// A hash of the tag and class: elements that share it are drawn alike (a listing's cards,
-    /// a forum's posts).
+    /// A hash of the tag and the class names without a digit: elements that share it are drawn
+    /// alike (a listing's cards, a forum's posts).
     pub shape: u32,
     /// It has a class: its shape is more than its tag.
     pub classed: bool,
