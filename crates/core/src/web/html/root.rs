@@ -81,6 +81,31 @@ fn any_below(dom: &Dom, order: &[Id], this: impl Fn(Id) -> bool) -> Vec<bool> {
     below
 }
 
+/// What a page has that some passes are about, found in one walk over its nodes, so that those
+/// passes run only on pages that have it.
+#[derive(Default)]
+struct Present {
+    figure: bool,
+    main: bool,
+    hidden: bool,
+    slider: bool,
+}
+
+impl Present {
+    fn of(dom: &Dom) -> Self {
+        let mut present = Self::default();
+        for node in &dom.nodes {
+            if let Kind::Element { name, marks, .. } = &node.kind {
+                present.figure |= &**name == "figure";
+                present.main |= &**name == "main";
+                present.hidden |= marks.hidden;
+                present.slider |= marks.slider_only;
+            }
+        }
+        present
+    }
+}
+
 /// A list of repeated items: the element whose children they are, the text they hold, and how
 /// many of them hold text.
 pub struct Items {
@@ -109,12 +134,11 @@ impl<'d> Pruned<'d> {
     pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
-        // The passes below run only on a page that has what they are about.
-        let has = |tag: &str| dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { name, .. } if &**name == tag));
+        let present = Present::of(dom);
         // A figure that holds a table is the table's frame (WordPress frames each one so), not a
         // picture's caption.
         let framed_table =
-            if tables && has("figure") { any_below(dom, &order, |id| dom.name(id) == Some("table")) } else { vec![false; n] };
+            if tables && present.figure { any_below(dom, &order, |id| dom.name(id) == Some("table")) } else { vec![false; n] };
         let by_tag = |id: Id| match dom.kind(id) {
             Kind::Element { marks, name, .. } => {
                 marks.never_text
@@ -126,13 +150,12 @@ impl<'d> Pruned<'d> {
         // A hidden element is not text unless it holds most of the page: a page rendered by
         // script keeps its whole body in a hidden container (React's streamed `<div hidden
         // id="S:0">`) that the script reveals.
-        let hides = dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { marks, .. } if marks.hidden));
-        let tagged = if hides { text_below(dom, &order, by_tag) } else { Vec::new() };
+        let tagged = if present.hidden { text_below(dom, &order, by_tag) } else { Vec::new() };
         let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
         // A hidden element that holds a marked content container with as much text as the main
         // element needs (a shop's product `<article>` in a `display:none` block that its script
         // reveals; not a grid of short product cards that are each an `<article>`) is text too.
-        let holds_content = if hides {
+        let holds_content = if present.hidden {
             any_below(dom, &order, |id| {
                 matches!(dom.kind(id), Kind::Element { marks, .. } if marks.content) && tagged[id as usize] >= MIN_MARKED
             })
@@ -151,10 +174,9 @@ impl<'d> Pruned<'d> {
         let total = visible[dom.root() as usize] as f64;
         // A wrapper whose class names a sidebar but that holds the page's `<main>` (Genesis's
         // `content-sidebar-wrap`) is no furniture.
-        let holds_main = if has("main") { any_below(dom, &order, |id| dom.name(id) == Some("main")) } else { vec![false; n] };
+        let holds_main = if present.main { any_below(dom, &order, |id| dom.name(id) == Some("main")) } else { vec![false; n] };
         // A slider of testimonials or features is text; one of teasers is links.
-        let sliders = dom.nodes.iter().any(|n| matches!(&n.kind, Kind::Element { marks, .. } if marks.slider_only));
-        let unlinked = if sliders { text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a")) } else { vec![0; n] };
+        let unlinked = if present.slider { text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a")) } else { vec![0; n] };
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
