@@ -9,6 +9,7 @@
 //! that is short, the page is read again with only the tags deciding ([`extract`]).
 
 mod charset;
+mod declared;
 mod dom;
 mod raw;
 mod render;
@@ -113,7 +114,8 @@ pub fn extract(html: &str, options: &Options) -> String {
 /// The main text, or the lenient pass's when the strict one finds little.
 fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
-    let strict = main_text(&dom, options, true);
+    let product = declared::product(html);
+    let strict = main_text(&dom, product, options, true);
     if strict.len >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
         return strict.text;
     }
@@ -123,7 +125,7 @@ fn pick(html: &str, options: &Options) -> String {
     // trafilatura falls back to another extractor when its own result is short. The lenient
     // text must hold the strict one's element: a short story's comments, beside it, hold more
     // text but are not the story.
-    let lenient = main_text(&dom, options, false);
+    let lenient = main_text(&dom, product, options, false);
     let holds = match (strict.from, lenient.from) {
         (Some(s), Some(l)) => strict.len < STORY || dom.within(s, l),
         _ => true,
@@ -150,8 +152,9 @@ impl Main {
 /// The main text, or the whole page when the main element is too short or too small a share, or
 /// a list of repeated items when they hold more, or either with a grid of cards inside it read as
 /// a list; with the length that chooses ([`render::render`]) and the element it was read from.
-fn main_text(dom: &dom::Dom, options: &Options, strict: bool) -> Main {
-    let pruned = root::Pruned::new(dom, options.tables, strict);
+/// `product`: the page declares a product ([`declared::product`]).
+fn main_text(dom: &dom::Dom, product: bool, options: &Options, strict: bool) -> Main {
+    let pruned = root::Pruned::new(dom, options.tables, strict, product);
     let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None), false), None);
     if !options.main_only {
         return whole();
@@ -408,6 +411,20 @@ mod tests {
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
         // An app's shell: its notice is no text.
         assert_eq!(text("<body><div id=root></div><noscript><p>You need to enable JavaScript to run this app.</p></noscript></body>"), "");
+    }
+
+    #[test]
+    fn customers_reviews_are_beside_a_declared_product_but_text_elsewhere() {
+        let page = |head: &str| {
+            format!(
+                "<html><head>{head}</head><body><main><h1>Stoneware mug</h1><p>{STORY}</p><p>{STORY2}</p>\
+                 <div class=\"product-reviews\"><h2>What buyers say</h2><div class=review><p>{STORY3}</p></div></div></main></body></html>"
+            )
+        };
+        let declared = r#"<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Product", "name": "Mug"}</script>"#;
+        assert_eq!(text(&page(declared)), format!("Stoneware mug\n{STORY}\n{STORY2}"));
+        // A review site's list or a service's testimonials: the reviews are the text.
+        assert_eq!(text(&page("")), format!("Stoneware mug\n{STORY}\n{STORY2}\nWhat buyers say\n{STORY3}"));
     }
 
     #[test]

@@ -130,8 +130,9 @@ pub struct Pruned<'d> {
 
 impl<'d> Pruned<'d> {
     /// `strict`: drop elements whose class or id words mark them as furniture, and the
-    /// [`last_resort`](super::rules) tags; else only the other tags decide.
-    pub fn new(dom: &'d Dom, tables: bool, strict: bool) -> Self {
+    /// [`last_resort`](super::rules) tags; else only the other tags decide. `product`: the page
+    /// declares a product, whose customers' reviews are furniture too.
+    pub fn new(dom: &'d Dom, tables: bool, strict: bool, product: bool) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
         let present = Present::of(dom);
@@ -180,11 +181,10 @@ impl<'d> Pruned<'d> {
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
-                marks.boilerplate
-                    && (visible[i] as f64) < GUARD * total
+                let furniture = marks.boilerplate
                     && !(marks.beside_only && long_paragraph[i])
-                    && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64)
-                    && !holds_main[i]
+                    && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
+                (furniture || (product && marks.reviews)) && (visible[i] as f64) < GUARD * total && !holds_main[i]
             }
             _ => false,
         };

@@ -95,8 +95,13 @@ const PANELS: &[&str] = &["accordion"];
 /// service page's testimonials and features (text); told apart by their links.
 const SLIDERS: &[&str] = &["-slide"];
 
+/// Words that mark customers' reviews (and the widgets shops embed for them): beside the product
+/// on a product page, as trafilatura drops `ProductReviews`, but the content of a review site's
+/// listing or a service page's testimonials, so furniture only on a page that declares a product.
+const REVIEWS: &[&str] = &["-reviews", "yotpo", "jdgm", "bazaarvoice"];
+
 /// The word lists in one automaton (consent managers, never-content, furniture, beside, content
-/// words, the exceptions, panels, then sliders), and for each word whether it must start a word.
+/// words, the exceptions, panels, sliders, then reviews), and for each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
@@ -104,7 +109,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -166,6 +171,7 @@ fn words_of(values: &[&str]) -> Words {
     let content_end = beside_end + CONTENT.len();
     let panels_start = content_end + NOT_FURNITURE.len();
     let sliders_start = panels_start + PANELS.len();
+    let reviews_start = sliders_start + SLIDERS.len();
     let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
     let excepted = |start: usize, end: usize| {
         found.iter().any(|n| (content_end..panels_start).contains(&n.pattern().as_usize()) && n.start() <= start && end <= n.end())
@@ -183,6 +189,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < furniture_end => out.furniture = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
+            i if i >= reviews_start => out.reviews = true,
             i if i >= sliders_start => out.slider = true,
             i if i >= panels_start => out.panel = true,
             _ => {}
@@ -201,6 +208,7 @@ struct Words {
     content: bool,
     panel: bool,
     slider: bool,
+    reviews: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -224,6 +232,8 @@ pub struct Marks {
     pub beside_only: bool,
     /// Boilerplate only by [`SLIDERS`] words: kept when its text is not links.
     pub slider_only: bool,
+    /// Named for customers' reviews ([`REVIEWS`]): boilerplate on a product page.
+    pub reviews: bool,
     /// Boilerplate by a [`NEVER_CONTENT`] word: dropped by the lenient reading too.
     pub never_content: bool,
     /// A consent manager's own element ([`CONSENT_MANAGERS`]): never text, however much it holds.
@@ -282,6 +292,7 @@ impl Marks {
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
             slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
+            reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
             consent_manager: !page && words.consent_manager,
             content: matches!(tag, "article" | "main")
@@ -336,6 +347,10 @@ mod tests {
         assert!(!marks("div", &[("id", "cookie-consent")]).consent_manager);
         let slider = marks("div", &[("class", "testimonial-slider")]);
         assert!(slider.boilerplate && slider.slider_only && !marks("div", &[("class", "slider sidebar")]).slider_only);
+        // Reviews are marked apart: furniture only on a product page.
+        let reviews = marks("div", &[("id", "customerReviews")]);
+        assert!(reviews.reviews && !reviews.boilerplate && marks("div", &[("class", "yotpo-main-widget")]).reviews);
+        assert!(!marks("div", &[("class", "review-body")]).reviews && !marks("div", &[("class", "reviews-content entry-content")]).reviews);
         let ads = marks("section", &[("class", "Report__Section--Ads")]);
         assert!(ads.boilerplate && ads.beside_only);
         assert!(!marks("div", &[("class", "share related-posts")]).beside_only);
