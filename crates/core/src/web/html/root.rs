@@ -89,6 +89,7 @@ struct Present {
     main: bool,
     hidden: bool,
     slider: bool,
+    builder: bool,
 }
 
 impl Present {
@@ -100,6 +101,7 @@ impl Present {
                 present.main |= &**name == "main";
                 present.hidden |= marks.hidden;
                 present.slider |= marks.slider_only;
+                present.builder |= marks.builder_document;
             }
         }
         present
@@ -178,10 +180,19 @@ impl<'d> Pruned<'d> {
         let holds_main = if present.main { any_below(dom, &order, |id| dom.name(id) == Some("main")) } else { vec![false; n] };
         // A slider of testimonials or features is text; one of teasers is links.
         let unlinked = if present.slider { text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a")) } else { vec![0; n] };
+        // A page builder's widgets are its text inside its document of the page.
+        let mut in_builder = vec![false; if present.builder { n } else { 0 }];
+        if present.builder {
+            for &id in &order {
+                let document = matches!(dom.kind(id), Kind::Element { marks, .. } if marks.builder_document);
+                in_builder[id as usize] = document || dom.parent(id).is_some_and(|p| in_builder[p as usize]);
+            }
+        }
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
                 let furniture = marks.boilerplate
+                    && !(marks.widget_only && present.builder && in_builder[i])
                     && !(marks.beside_only && long_paragraph[i])
                     && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
                 (furniture || (product && marks.reviews)) && (visible[i] as f64) < GUARD * total && !holds_main[i]

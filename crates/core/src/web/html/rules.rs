@@ -60,11 +60,16 @@ const CONSENT_MANAGERS: &[&str] = &["onetrust", "-ot-sdk", "cybotcookiebot", "di
 /// builder's sections `widget`s and a paywalled article `isPaywall`: the lenient reading ignores
 /// them.
 const FURNITURE: &[&str] = &[
-    "footer", "sidebar", "-widget", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
+    "footer", "sidebar", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
     "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature",
 ];
+
+/// Words that mark a widget: a blog's sidebar boxes and a theme's recent-posts lists, but also a
+/// page builder's building blocks (Elementor's `elementor-widget`), which are the page's text
+/// inside the builder's document of it ([`Marks::builder_document`]).
+const WIDGETS: &[&str] = &["-widget"];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
 /// label sections that hold it (`TestReport__Section--Ads`): these are boilerplate only while
@@ -100,8 +105,8 @@ const SLIDERS: &[&str] = &["-slide"];
 /// listing or a service page's testimonials, so furniture only on a page that declares a product.
 const REVIEWS: &[&str] = &["-reviews", "yotpo", "jdgm", "bazaarvoice"];
 
-/// The word lists in one automaton (consent managers, never-content, furniture, beside, content
-/// words, the exceptions, panels, sliders, then reviews), and for each word whether it must start a word.
+/// The word lists in one automaton (consent managers, never-content, furniture, widgets, beside,
+/// content words, the exceptions, panels, sliders, then reviews), and for each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
@@ -109,7 +114,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -167,7 +172,8 @@ fn words_of(values: &[&str]) -> Words {
     let consent_end = CONSENT_MANAGERS.len();
     let never_end = consent_end + NEVER_CONTENT.len();
     let furniture_end = never_end + FURNITURE.len();
-    let beside_end = furniture_end + BESIDE.len();
+    let widgets_end = furniture_end + WIDGETS.len();
+    let beside_end = widgets_end + BESIDE.len();
     let content_end = beside_end + CONTENT.len();
     let panels_start = content_end + NOT_FURNITURE.len();
     let sliders_start = panels_start + PANELS.len();
@@ -187,6 +193,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < beside_end && excepted(m.start(), m.end()) => {}
             i if i < never_end => out.never_content = true,
             i if i < furniture_end => out.furniture = true,
+            i if i < widgets_end => out.widget = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
             i if i >= reviews_start => out.reviews = true,
@@ -196,6 +203,16 @@ fn words_of(values: &[&str]) -> Words {
         }
     }
     out
+}
+
+/// Whether a class attribute is Elementor's for the document it renders a page's own content
+/// into: `elementor elementor-{post id}`, nothing else. Its header, footer, popup and loop-item
+/// templates add a class of their own (`elementor-location-header`, `e-loop-item`): their widgets
+/// are furniture.
+fn builder_document(class: &str) -> bool {
+    let mut names = class.split_ascii_whitespace();
+    let numbered = |n: &str| n.strip_prefix("elementor-").is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
+    names.next() == Some("elementor") && names.next().is_some_and(numbered) && names.next().is_none()
 }
 
 /// Which lists an element's attribute values hold a word of.
@@ -209,6 +226,7 @@ struct Words {
     panel: bool,
     slider: bool,
     reviews: bool,
+    widget: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -232,6 +250,10 @@ pub struct Marks {
     pub beside_only: bool,
     /// Boilerplate only by [`SLIDERS`] words: kept when its text is not links.
     pub slider_only: bool,
+    /// Boilerplate only by a [`WIDGETS`] word: kept inside a page builder's document.
+    pub widget_only: bool,
+    /// A page builder's document of the page's own content ([`builder_document`]).
+    pub builder_document: bool,
     /// Named for customers' reviews ([`REVIEWS`]): boilerplate on a product page.
     pub reviews: bool,
     /// Boilerplate by a [`NEVER_CONTENT`] word: dropped by the lenient reading too.
@@ -280,7 +302,7 @@ impl Marks {
             }
             h.finish() as u32
         };
-        let (furniture_word, beside_word, content_word) = (words.furniture || words.never_content, words.beside, words.content);
+        let (furniture_word, beside_word, content_word) = (words.furniture || words.widget || words.never_content, words.beside, words.content);
         let page = matches!(tag, "html" | "body" | "article" | "main");
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
         // `role=banner` header open around the whole article, and the guard then keeps it.
@@ -292,6 +314,8 @@ impl Marks {
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
             slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
+            widget_only: words.widget && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
+            builder_document: attr("class").is_some_and(builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
             consent_manager: !page && words.consent_manager,
@@ -347,6 +371,13 @@ mod tests {
         assert!(!marks("div", &[("id", "cookie-consent")]).consent_manager);
         let slider = marks("div", &[("class", "testimonial-slider")]);
         assert!(slider.boilerplate && slider.slider_only && !marks("div", &[("class", "slider sidebar")]).slider_only);
+        // A widget is furniture but for a page builder's own: its document is told apart from
+        // its header, footer and popup templates.
+        let widget = marks("div", &[("class", "elementor-element elementor-widget elementor-widget-text-editor")]);
+        assert!(widget.boilerplate && widget.widget_only && !marks("div", &[("class", "widget sidebar-box")]).widget_only);
+        assert!(marks("div", &[("class", "elementor elementor-4412")]).builder_document);
+        assert!(!marks("div", &[("class", "elementor elementor-12 elementor-location-header")]).builder_document);
+        assert!(!marks("div", &[("class", "elementor elementor-")]).builder_document && !marks("div", &[("class", "elementor")]).builder_document);
         // Reviews are marked apart: furniture only on a product page.
         let reviews = marks("div", &[("id", "customerReviews")]);
         assert!(reviews.reviews && !reviews.boilerplate && marks("div", &[("class", "yotpo-main-widget")]).reviews);
