@@ -58,7 +58,7 @@ STAGES = {
     },
     "tokenize": {
         "corpus": "corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz",
-        "sql": TOKENIZE_RECIPE.format(name="cl100k_base"),
+        "sql": TOKENIZE_RECIPE.replace("${tokenizer}", "tiktoken:cl100k_base"),
         "groups": [
             ("rank table lookups", r"Vocab::get"),
             ("encode loop and piece cache", r"encode_ordinary|fast::cache"),
