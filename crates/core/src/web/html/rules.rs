@@ -63,7 +63,7 @@ const FURNITURE: &[&str] = &[
     "footer", "sidebar", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
-    "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature",
+    "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature", "upsell", "cross-sell", "crosssell", "recently-viewed", "recentlyviewed",
 ];
 
 /// Words that mark a widget: a blog's sidebar boxes and a theme's recent-posts lists, but also a
@@ -413,6 +413,8 @@ mod tests {
         assert!(boilerplate("Report__Section--Ads") && !boilerplate("loads-more-text"));
         // Longer words are found inside glued ones.
         assert!(boilerplate("leftsidebar") && boilerplate("mainnavigation"));
+        // A shop's offers of other products.
+        assert!(boilerplate("product-upsell") && boilerplate("crossSellProducts") && boilerplate("recentlyViewed"));
         // An opinion piece is not its comments.
         assert!(!boilerplate("news subjective commentary") && boilerplate("sect_commentlinks"));
         assert_eq!(push_split_of("Report__Section--Ads tagStyle x2Y"), "-report-section-ads-tag-style-x2-y-");
