@@ -56,19 +56,20 @@ const NEVER_CONTENT: &[&str] = &[
 /// listing page. Only the platforms' own prefixes: a site's `cookie-notice` wrapper may hold more.
 const CONSENT_MANAGERS: &[&str] = &["onetrust", "-ot-sdk", "cybotcookiebot", "didomi", "qc-cmp", "usercentrics"];
 
-/// Words that mark page furniture on an article, though a forum's posts are `comment`s, a page
-/// builder's sections `widget`s and a paywalled article `isPaywall`: the lenient reading ignores
-/// them.
+/// Words that mark page furniture on an article, though a forum's posts are `comment`s and a
+/// paywalled article `isPaywall`: the lenient reading ignores them.
 const FURNITURE: &[&str] = &[
     "footer", "sidebar", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
-    "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature", "upsell", "cross-sell", "crosssell", "recently-viewed", "recentlyviewed",
+    "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature", "upsell", "cross-sell", "crosssell",
+    "recently-viewed", "recentlyviewed",
 ];
 
 /// Words that mark a widget: a blog's sidebar boxes and a theme's recent-posts lists, but also a
 /// page builder's building blocks (Elementor's `elementor-widget`), which are the page's text
-/// inside the builder's document of it ([`Marks::builder_document`]).
+/// inside the builder's document of it ([`Marks::builder_document`]). Furniture otherwise, which
+/// the lenient reading ignores.
 const WIDGETS: &[&str] = &["-widget"];
 
 /// Words that mark what usually sits beside the text (share bars, ad slots, captions) but also
@@ -106,7 +107,8 @@ const SLIDERS: &[&str] = &["-slide"];
 const REVIEWS: &[&str] = &["-reviews", "yotpo", "jdgm", "bazaarvoice"];
 
 /// The word lists in one automaton (consent managers, never-content, furniture, widgets, beside,
-/// content words, the exceptions, panels, sliders, then reviews), and for each word whether it must start a word.
+/// content words, the exceptions, panels, sliders, then reviews), and for each word whether it
+/// must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
