@@ -1,23 +1,39 @@
-//! What a page declares itself to be, for search engines and link previews: schema.org's
-//! `Product` type (in JSON-LD or microdata) or Open Graph's `og:type` of `product`. Shops declare
-//! it on a product's own page; some list pages and review articles declare it too, so it only
-//! tips decisions a product page makes differently (its customers' reviews are beside it).
+//! What a page declares itself to be, for search engines and link previews: a schema.org type
+//! (in JSON-LD or microdata) or an Open Graph `og:type`. Such declarations only tip decisions a
+//! kind of page makes differently: a product's customers' reviews are beside it, a thread's
+//! replies are its posts.
 
 use memchr::memmem;
 
-/// Whether the page declares a product. A byte search for `roduct`, each hit checked by what
-/// surrounds it: far cheaper than parsing the JSON-LD or a regex over the page.
-pub fn product(html: &str) -> bool {
-    let b = html.as_bytes();
-    memmem::find_iter(b, b"roduct").any(|at| at > 0 && (schema_type(b, at - 1) || open_graph_type(b, at - 1)))
+/// The kinds of page a page declares itself to be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// schema.org's `Product` or `og:type` `product`: shops declare it on a product's own page;
+    /// some list pages and review articles declare it too.
+    pub product: bool,
+    /// schema.org's `DiscussionForumPosting`: a forum thread (not `QAPage`: on Stack Exchange's
+    /// questions and answers, the comments under each are asides).
+    pub thread: bool,
 }
 
-/// `Product` (or `ProductGroup`, `ProductModel`) at `at` as a schema.org type: after
-/// `schema.org/` (a microdata `itemtype` or a JSON-LD type written as a URL) or as a JSON-LD
-/// `"@type"` value (`"@type": "Product"`, `"@type": ["Product", ...]`).
-fn schema_type(b: &[u8], at: usize) -> bool {
+impl Declared {
+    /// Byte searches for the names, each hit checked by what surrounds it: far cheaper than
+    /// parsing the JSON-LD or a regex over the page.
+    pub fn of(html: &str) -> Self {
+        let b = html.as_bytes();
+        let product = memmem::find_iter(b, b"roduct")
+            .any(|at| at > 0 && (schema_type(b, at - 1, &["Product", "ProductGroup", "ProductModel"]) || open_graph_type(b, at - 1)));
+        let thread = memmem::find_iter(b, b"DiscussionForumPosting").any(|at| schema_type(b, at, &["DiscussionForumPosting"]));
+        Self { product, thread }
+    }
+}
+
+/// One of `names` at `at`, quoted, as a schema.org type: after `schema.org/` (a microdata
+/// `itemtype` or a JSON-LD type written as a URL) or as a JSON-LD `"@type"` value (`"@type":
+/// "Product"`, `"@type": ["Product", ...]`).
+fn schema_type(b: &[u8], at: usize, names: &[&str]) -> bool {
     let rest = &b[at..];
-    let named = ["Product\"", "Product'", "ProductGroup\"", "ProductModel\""].iter().any(|n| rest.starts_with(n.as_bytes()));
+    let named = names.iter().any(|n| rest.starts_with(n.as_bytes()) && matches!(rest.get(n.len()), Some(b'"' | b'\'')));
     if !named {
         return false;
     }
@@ -59,6 +75,7 @@ mod tests {
 
     #[test]
     fn product_pages_are_told_by_schema_org_or_open_graph() {
+        let product = |html: &str| Declared::of(html).product;
         assert!(product(r#"<script type="application/ld+json">{"@context":"https://schema.org","@type": "Product","name":"Mug"}</script>"#));
         assert!(product(r#"{"@type" : [ "Product", "Thing" ]}"#));
         assert!(product(r#"{"@type":"ProductGroup"}"#));
@@ -70,6 +87,15 @@ mod tests {
         assert!(!product(r#"<div class="product-card">Product of the week</div><meta property="og:type" content="article">"#));
         assert!(!product(r#"{"@type":"ProductCollection"} {"name":"Product"} <meta name="description" content="product tour">"#));
         assert!(!product("roduct"));
-        assert!(!product(""));
+        assert_eq!(Declared::of(""), Declared::default());
+    }
+
+    #[test]
+    fn threads_are_told_by_schema_org() {
+        let thread = |html: &str| Declared::of(html).thread;
+        assert!(thread(r#"<div itemscope itemtype="https://schema.org/DiscussionForumPosting">"#));
+        assert!(thread(r#"{"@context": "https://schema.org", "@type": "DiscussionForumPosting", "headline": "Fish"}"#));
+        assert!(!thread(r#"{"@type": "QAPage"} <p>DiscussionForumPosting is a schema.org type</p>"#));
+        assert!(!thread(r#"{"@type": "DiscussionForumPostingX"}"#));
     }
 }

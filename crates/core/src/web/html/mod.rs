@@ -114,8 +114,8 @@ pub fn extract(html: &str, options: &Options) -> String {
 /// The main text, or the lenient pass's when the strict one finds little.
 fn pick(html: &str, options: &Options) -> String {
     let dom = dom::Dom::parse(html);
-    let product = declared::product(html);
-    let strict = main_text(&dom, product, options, true);
+    let declared = declared::Declared::of(html);
+    let strict = main_text(&dom, declared, options, true);
     if strict.len >= if options.precision { MIN_MAIN } else { LENIENT_BELOW } {
         return strict.text;
     }
@@ -125,7 +125,7 @@ fn pick(html: &str, options: &Options) -> String {
     // trafilatura falls back to another extractor when its own result is short. The lenient
     // text must hold the strict one's element: a short story's comments, beside it, hold more
     // text but are not the story.
-    let lenient = main_text(&dom, product, options, false);
+    let lenient = main_text(&dom, declared, options, false);
     let holds = match (strict.from, lenient.from) {
         (Some(s), Some(l)) => strict.len < STORY || dom.within(s, l),
         _ => true,
@@ -152,9 +152,9 @@ impl Main {
 /// The main text, or the whole page when the main element is too short or too small a share, or
 /// a list of repeated items when they hold more, or either with a grid of cards inside it read as
 /// a list; with the length that chooses ([`render::render`]) and the element it was read from.
-/// `product`: the page declares a product ([`declared::product`]).
-fn main_text(dom: &dom::Dom, product: bool, options: &Options, strict: bool) -> Main {
-    let pruned = root::Pruned::new(dom, options.tables, strict, product);
+/// `declared`: what the page declares itself to be ([`declared`]).
+fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, strict: bool) -> Main {
+    let pruned = root::Pruned::new(dom, options.tables, strict, declared);
     let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None), false), None);
     if !options.main_only {
         return whole();
@@ -439,6 +439,27 @@ mod tests {
         // A recent-posts widget beside an article.
         let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p></article><div class=\"widget widget_recent_entries\"><p>{STORY3}</p></div></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+    }
+
+    #[test]
+    fn a_declared_threads_replies_classed_as_comments_are_its_posts() {
+        // Tapatalk: the first post is a `DiscussionForumPosting`, each reply a `comment` with
+        // enough text of its own to pass the thread rule's bar.
+        let reply = |i: usize, text: &str| format!("<div class=\"post comment-post\" id=p{i}><p>Reply {i}: {text}</p></div>");
+        let thread = |head: &str| {
+            format!(
+                "<html><head>{head}</head><body><div class=topic><div class=post itemscope><h1>Fish for a new tank</h1><p>{STORY}</p><p>{STORY2}</p></div>\
+                 {}{}</div></body></html>",
+                reply(1, STORY3),
+                reply(2, STORY4)
+            )
+        };
+        let declared = r#"<script type="application/ld+json">{"@type": "DiscussionForumPosting", "headline": "Fish"}</script>"#;
+        let read = text(&thread(declared));
+        assert!(read.contains("Reply 1:") && read.contains("Reply 2:"), "{read}");
+        // Undeclared, the same page reads as a post with comments under it.
+        let read = text(&thread(""));
+        assert!(read.starts_with("Fish for a new tank") && !read.contains("Reply 1:"), "{read}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Which parts of a page are dropped, and which element holds its main text. Text sizes are
 //! counted once per node, bottom-up, so choosing among candidates costs no more walks.
 
+use super::declared::Declared;
 use super::dom::{Dom, Id, Kind, Step};
 
 /// A boilerplate-classed element is dropped only while it holds less than this share of the
@@ -132,9 +133,10 @@ pub struct Pruned<'d> {
 
 impl<'d> Pruned<'d> {
     /// `strict`: drop elements whose class or id words mark them as furniture, and the
-    /// [`last_resort`](super::rules) tags; else only the other tags decide. `product`: the page
-    /// declares a product, whose customers' reviews are furniture too.
-    pub fn new(dom: &'d Dom, tables: bool, strict: bool, product: bool) -> Self {
+    /// [`last_resort`](super::rules) tags; else only the other tags decide. On a page that
+    /// declares a product its customers' reviews are furniture too; on one that declares a
+    /// thread, comments are not (they are its replies).
+    pub fn new(dom: &'d Dom, tables: bool, strict: bool, declared: Declared) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
         let present = Present::of(dom);
@@ -193,9 +195,10 @@ impl<'d> Pruned<'d> {
                 let i = id as usize;
                 let furniture = marks.boilerplate
                     && !(marks.widget_only && present.builder && in_builder[i])
+                    && !(marks.comment_only && declared.thread)
                     && !(marks.beside_only && long_paragraph[i])
                     && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
-                (furniture || (product && marks.reviews)) && (visible[i] as f64) < GUARD * total && !holds_main[i]
+                (furniture || (declared.product && marks.reviews)) && (visible[i] as f64) < GUARD * total && !holds_main[i]
             }
             _ => false,
         };

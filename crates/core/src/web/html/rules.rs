@@ -56,10 +56,10 @@ const NEVER_CONTENT: &[&str] = &[
 /// listing page. Only the platforms' own prefixes: a site's `cookie-notice` wrapper may hold more.
 const CONSENT_MANAGERS: &[&str] = &["onetrust", "-ot-sdk", "cybotcookiebot", "didomi", "qc-cmp", "usercentrics"];
 
-/// Words that mark page furniture on an article, though a forum's posts are `comment`s and a
-/// paywalled article `isPaywall`: the lenient reading ignores them.
+/// Words that mark page furniture on an article, though a paywalled article is `isPaywall`: the
+/// lenient reading ignores them.
 const FURNITURE: &[&str] = &[
-    "footer", "sidebar", "navig", "navbar", "-nav-", "menu", "comment", "related", "recommend", "trending",
+    "footer", "sidebar", "navig", "navbar", "-nav-", "menu", "related", "recommend", "trending",
     "most-popular", "mostpopular", "-author", "byline", "pagination", "-pager", "masthead", "site-header", "-bio-",
     "user-info", "postmeta", "entry-utility", "attachment", "-infos", "-contact", "-disclaimer", "-notice",
     "recirculation", "-embed", "-legend", "paywall", "postprofile", "-signature", "upsell", "cross-sell", "crosssell",
@@ -101,13 +101,18 @@ const PANELS: &[&str] = &["accordion"];
 /// service page's testimonials and features (text); told apart by their links.
 const SLIDERS: &[&str] = &["-slide"];
 
+/// Words that mark comments: furniture under an article, but a forum thread's replies are
+/// `comment`s too, read on a page that declares a thread ([`super::declared`]) and by the lenient
+/// reading, which ignores them.
+const COMMENTS: &[&str] = &["comment"];
+
 /// Words that mark customers' reviews (and the widgets shops embed for them): beside the product
 /// on a product page, as trafilatura drops `ProductReviews`, but the content of a review site's
 /// listing or a service page's testimonials, so furniture only on a page that declares a product.
 const REVIEWS: &[&str] = &["-reviews", "yotpo", "jdgm", "bazaarvoice"];
 
-/// The word lists in one automaton (consent managers, never-content, furniture, widgets, beside,
-/// content words, the exceptions, panels, sliders, then reviews), and for each word whether it
+/// The word lists in one automaton (consent managers, never-content, furniture, widgets, comments,
+/// beside, content words, the exceptions, panels, sliders, then reviews), and for each word whether it
 /// must start a word.
 struct Lists {
     automaton: AhoCorasick,
@@ -116,7 +121,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -175,7 +180,8 @@ fn words_of(values: &[&str]) -> Words {
     let never_end = consent_end + NEVER_CONTENT.len();
     let furniture_end = never_end + FURNITURE.len();
     let widgets_end = furniture_end + WIDGETS.len();
-    let beside_end = widgets_end + BESIDE.len();
+    let comments_end = widgets_end + COMMENTS.len();
+    let beside_end = comments_end + BESIDE.len();
     let content_end = beside_end + CONTENT.len();
     let panels_start = content_end + NOT_FURNITURE.len();
     let sliders_start = panels_start + PANELS.len();
@@ -196,6 +202,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < never_end => out.never_content = true,
             i if i < furniture_end => out.furniture = true,
             i if i < widgets_end => out.widget = true,
+            i if i < comments_end => out.comment = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
             i if i >= reviews_start => out.reviews = true,
@@ -229,6 +236,7 @@ struct Words {
     slider: bool,
     reviews: bool,
     widget: bool,
+    comment: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -254,6 +262,8 @@ pub struct Marks {
     pub slider_only: bool,
     /// Boilerplate only by a [`WIDGETS`] word: kept inside a page builder's document.
     pub widget_only: bool,
+    /// Boilerplate only by a [`COMMENTS`] word: kept on a page that declares a thread.
+    pub comment_only: bool,
     /// A page builder's document of the page's own content ([`builder_document`]).
     pub builder_document: bool,
     /// Named for customers' reviews ([`REVIEWS`]): boilerplate on a product page.
@@ -304,7 +314,7 @@ impl Marks {
             }
             h.finish() as u32
         };
-        let (furniture_word, beside_word, content_word) = (words.furniture || words.widget || words.never_content, words.beside, words.content);
+        let (furniture_word, beside_word, content_word) = (words.furniture || words.widget || words.comment || words.never_content, words.beside, words.content);
         let page = matches!(tag, "html" | "body" | "article" | "main");
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
         // `role=banner` header open around the whole article, and the guard then keeps it.
@@ -316,7 +326,8 @@ impl Marks {
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
             slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
-            widget_only: words.widget && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
+            widget_only: words.widget && !words.comment && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
+            comment_only: words.comment && !words.widget && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
             builder_document: attr("class").is_some_and(builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
@@ -380,6 +391,8 @@ mod tests {
         assert!(marks("div", &[("class", "elementor elementor-4412")]).builder_document);
         assert!(!marks("div", &[("class", "elementor elementor-12 elementor-location-header")]).builder_document);
         assert!(!marks("div", &[("class", "elementor elementor-")]).builder_document && !marks("div", &[("class", "elementor")]).builder_document);
+        let comment = marks("li", &[("class", "Item ItemComment")]);
+        assert!(comment.boilerplate && comment.comment_only && !marks("div", &[("class", "comment-nav")]).comment_only);
         // Reviews are marked apart: furniture only on a product page.
         let reviews = marks("div", &[("id", "customerReviews")]);
         assert!(reviews.reviews && !reviews.boilerplate && marks("div", &[("class", "yotpo-main-widget")]).reviews);
