@@ -1,7 +1,7 @@
 //! What a page declares itself to be, for search engines and link previews: a schema.org type
 //! (in JSON-LD or microdata) or an Open Graph `og:type`. Such declarations only tip decisions a
 //! kind of page makes differently: a product's customers' reviews are beside it, a thread's
-//! replies are its posts.
+//! replies are its posts, an article's comment section is not the article.
 
 use memchr::memmem;
 
@@ -14,6 +14,9 @@ pub struct Declared {
     /// schema.org's `DiscussionForumPosting`: a forum thread (not `QAPage`: on Stack Exchange's
     /// questions and answers, the comments under each are asides).
     pub thread: bool,
+    /// schema.org's `Article`, `NewsArticle` or `BlogPosting`, or `og:type` `article`: news
+    /// sites, blogs, and some forums and shops too.
+    pub article: bool,
 }
 
 impl Declared {
@@ -21,10 +24,20 @@ impl Declared {
     /// parsing the JSON-LD or a regex over the page.
     pub fn of(html: &str) -> Self {
         let b = html.as_bytes();
-        let product = memmem::find_iter(b, b"roduct")
-            .any(|at| at > 0 && (schema_type(b, at - 1, &["Product", "ProductGroup", "ProductModel"]) || open_graph_type(b, at - 1)));
-        let thread = memmem::find_iter(b, b"DiscussionForumPosting").any(|at| schema_type(b, at, &["DiscussionForumPosting"]));
-        Self { product, thread }
+        let typed = |needle: &str, back: usize, names: &[&str]| {
+            memmem::find_iter(b, needle.as_bytes()).any(|at| at >= back && schema_type(b, at - back, names))
+        };
+        // `product`, `product.item`, `og:product`, any case.
+        let og = open_graph_type(b).map(|v| v.to_ascii_lowercase());
+        let og = og.as_deref().map(|v| v.strip_prefix(b"og:").unwrap_or(v));
+        Self {
+            product: og.is_some_and(|v| v.starts_with(b"product")) || typed("roduct", 1, &["Product", "ProductGroup", "ProductModel"]),
+            thread: typed("DiscussionForumPosting", 0, &["DiscussionForumPosting"]),
+            article: og == Some(b"article")
+                || typed("Article", 0, &["Article"])
+                || typed("NewsArticle", 0, &["NewsArticle"])
+                || typed("BlogPosting", 0, &["BlogPosting"]),
+        }
     }
 }
 
@@ -48,25 +61,22 @@ fn schema_type(b: &[u8], at: usize, names: &[&str]) -> bool {
     before.strip_suffix(b":").is_some_and(|b| b.trim_ascii_end().ends_with(b"\"@type\""))
 }
 
-/// `product` at `at` as the value of a `<meta property="og:type">`: `content="product"` (or
-/// `product.item`, `og:product`) in a tag that names `og:type`.
-fn open_graph_type(b: &[u8], at: usize) -> bool {
-    if !b[at..].starts_with(b"product") {
-        return false;
-    }
-    let before = &b[..at];
-    let before = before.strip_suffix(b"og:").unwrap_or(before);
-    let quoted = before.strip_suffix(b"\"").or_else(|| before.strip_suffix(b"'"));
-    if !quoted.is_some_and(|q| q.len() >= 8 && q[q.len() - 8..].eq_ignore_ascii_case(b"content=")) {
-        return false;
-    }
-    // The tag around it: from its `<` to its `>`, neither more than a few hundred bytes away.
-    let start = memchr::memrchr(b'<', &b[at.saturating_sub(300)..at]).map(|i| at.saturating_sub(300) + i);
-    let end = memchr::memchr(b'>', &b[at..b.len().min(at + 300)]).map(|i| at + i);
-    match (start, end) {
-        (Some(s), Some(e)) => memmem::find(&b[s..e], b"og:type").is_some(),
-        _ => false,
-    }
+/// The value of the first `<meta property="og:type" content="...">`, in either order of its
+/// attributes.
+fn open_graph_type(b: &[u8]) -> Option<&[u8]> {
+    memmem::find_iter(b, b"og:type").find_map(|at| {
+        // The tag around it: from its `<` to its `>`, neither more than a few hundred bytes away.
+        let start = at.saturating_sub(300) + memchr::memrchr(b'<', &b[at.saturating_sub(300)..at])?;
+        let end = at + memchr::memchr(b'>', &b[at..b.len().min(at + 300)])?;
+        let tag = &b[start..end];
+        if !tag.get(..5).is_some_and(|t| t.eq_ignore_ascii_case(b"<meta")) {
+            return None;
+        }
+        let content = tag.windows(8).position(|w| w.eq_ignore_ascii_case(b"content="))? + 8;
+        let quote = *tag.get(content).filter(|q| matches!(q, b'"' | b'\''))?;
+        let len = memchr::memchr(quote, &tag[content + 1..])?;
+        Some(&tag[content + 1..content + 1 + len])
+    })
 }
 
 #[cfg(test)]
@@ -88,6 +98,16 @@ mod tests {
         assert!(!product(r#"{"@type":"ProductCollection"} {"name":"Product"} <meta name="description" content="product tour">"#));
         assert!(!product("roduct"));
         assert_eq!(Declared::of(""), Declared::default());
+    }
+
+    #[test]
+    fn articles_are_told_by_schema_org_or_open_graph() {
+        let article = |html: &str| Declared::of(html).article;
+        assert!(article(r#"<meta property="og:type" content="article" />"#));
+        assert!(article(r#"{"@context": "https://schema.org", "@type": "NewsArticle"}"#));
+        assert!(article(r#"<article itemscope itemtype="http://schema.org/BlogPosting">"#));
+        assert!(!article(r#"<meta property="og:type" content="website"><article class="Article">"#));
+        assert!(!article(r#"<meta name="description" content="article about og:type">"#));
     }
 
     #[test]

@@ -125,7 +125,9 @@ fn pick(html: &str, options: &Options) -> String {
     // trafilatura falls back to another extractor when its own result is short. The lenient
     // text must hold the strict one's element: a short story's comments, beside it, hold more
     // text but are not the story.
-    let lenient = main_text(&dom, declared, options, false);
+    // An article's comment section stays out too once the strict reading found its story.
+    let story = declared::Declared { article: declared.article && strict.len >= MIN_MAIN, ..declared };
+    let lenient = main_text(&dom, story, options, false);
     let holds = match (strict.from, lenient.from) {
         (Some(s), Some(l)) => strict.len < STORY || dom.within(s, l),
         _ => true,
@@ -460,6 +462,19 @@ mod tests {
         // Undeclared, the same page reads as a post with comments under it.
         let read = text(&thread(""));
         assert!(read.starts_with("Fish for a new tank") && !read.contains("Reply 1:"), "{read}");
+    }
+
+    #[test]
+    fn a_declared_articles_comment_section_stays_out_of_the_lenient_reading() {
+        // A short story (the strict reading finds it, under the lenient reading's bar) and forty
+        // comments, each small enough for its class to drop it.
+        let comments: String = (0..40).map(|i| format!("<li class=comments__item><p>Comment {i}: {STORY3}</p></li>")).collect();
+        let page = |head: &str| {
+            format!("<html><head>{head}</head><body><div class=content><article><p>{STORY}</p><p>{STORY2}</p></article><ol class=comments__list>{comments}</ol></div></body></html>")
+        };
+        assert_eq!(text(&page(r#"<meta property="og:type" content="article">"#)), format!("{STORY}\n{STORY2}"));
+        // Undeclared, the lenient reading takes the comments as it takes a forum's posts.
+        assert!(text(&page("")).contains("Comment 39:"));
     }
 
     #[test]

@@ -135,7 +135,8 @@ impl<'d> Pruned<'d> {
     /// `strict`: drop elements whose class or id words mark them as furniture, and the
     /// [`last_resort`](super::rules) tags; else only the other tags decide. On a page that
     /// declares a product its customers' reviews are furniture too; on one that declares a
-    /// thread, comments are not (they are its replies).
+    /// thread, comments are not (they are its replies); on an article (not a thread) whose story
+    /// the strict reading found, the lenient reading leaves out its comment section.
     pub fn new(dom: &'d Dom, tables: bool, strict: bool, declared: Declared) -> Self {
         let n = dom.nodes.len();
         let order = dom.preorder();
@@ -202,7 +203,9 @@ impl<'d> Pruned<'d> {
             }
             _ => false,
         };
-        let never_content = |id: Id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content) && by_class(id);
+        let story = declared.article && !declared.thread;
+        let never_content =
+            |id: Id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content || (story && marks.comment_section)) && by_class(id);
         // The lenient reading reads `<noscript>` for a page's copy, not for its notice that
         // JavaScript is off.
         let notice = |id: Id| dom.name(id) == Some("noscript") && visible[id as usize] < NOSCRIPT_COPY && says_javascript(dom, id);

@@ -106,6 +106,10 @@ const SLIDERS: &[&str] = &["-slide"];
 /// reading, which ignores them.
 const COMMENTS: &[&str] = &["comment"];
 
+/// Words that mark a comment section (its list and its form), not one comment: left out of the
+/// lenient reading too on an article whose story the strict reading found.
+const COMMENT_SECTIONS: &[&str] = &["-comments", "commentlist", "comment-list"];
+
 /// Words that mark customers' reviews (and the widgets shops embed for them): beside the product
 /// on a product page, as trafilatura drops `ProductReviews`, but the content of a review site's
 /// listing or a service page's testimonials, so furniture only on a page that declares a product.
@@ -121,7 +125,7 @@ struct Lists {
 
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
     let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS)
+        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS).chain(COMMENT_SECTIONS)
     };
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
@@ -186,6 +190,7 @@ fn words_of(values: &[&str]) -> Words {
     let panels_start = content_end + NOT_FURNITURE.len();
     let sliders_start = panels_start + PANELS.len();
     let reviews_start = sliders_start + SLIDERS.len();
+    let comment_sections_start = reviews_start + REVIEWS.len();
     let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
     let excepted = |start: usize, end: usize| {
         found.iter().any(|n| (content_end..panels_start).contains(&n.pattern().as_usize()) && n.start() <= start && end <= n.end())
@@ -205,6 +210,7 @@ fn words_of(values: &[&str]) -> Words {
             i if i < comments_end => out.comment = true,
             i if i < beside_end => out.beside = true,
             i if i < content_end => out.content = true,
+            i if i >= comment_sections_start => out.comment_section = true,
             i if i >= reviews_start => out.reviews = true,
             i if i >= sliders_start => out.slider = true,
             i if i >= panels_start => out.panel = true,
@@ -224,6 +230,11 @@ fn builder_document(class: &str) -> bool {
     names.next() == Some("elementor") && names.next().is_some_and(numbered) && names.next().is_none()
 }
 
+/// Whether a [`COMMENTS`] word is the only one that makes an element boilerplate.
+fn comment_only(words: &Words, furniture_role: bool) -> bool {
+    words.comment && !words.widget && !words.furniture && !words.never_content && !words.beside && !words.slider && !furniture_role
+}
+
 /// Which lists an element's attribute values hold a word of.
 #[derive(Default)]
 struct Words {
@@ -237,6 +248,7 @@ struct Words {
     reviews: bool,
     widget: bool,
     comment: bool,
+    comment_section: bool,
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -264,6 +276,8 @@ pub struct Marks {
     pub widget_only: bool,
     /// Boilerplate only by a [`COMMENTS`] word: kept on a page that declares a thread.
     pub comment_only: bool,
+    /// Boilerplate only by a [`COMMENTS`] word, and a [`COMMENT_SECTIONS`] word.
+    pub comment_section: bool,
     /// A page builder's document of the page's own content ([`builder_document`]).
     pub builder_document: bool,
     /// Named for customers' reviews ([`REVIEWS`]): boilerplate on a product page.
@@ -327,7 +341,8 @@ impl Marks {
             beside_only: beside_word && !furniture_word && !furniture_role,
             slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
             widget_only: words.widget && !words.comment && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
-            comment_only: words.comment && !words.widget && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
+            comment_only: comment_only(&words, furniture_role),
+            comment_section: comment_only(&words, furniture_role) && words.comment_section,
             builder_document: attr("class").is_some_and(builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
@@ -393,6 +408,8 @@ mod tests {
         assert!(!marks("div", &[("class", "elementor elementor-")]).builder_document && !marks("div", &[("class", "elementor")]).builder_document);
         let comment = marks("li", &[("class", "Item ItemComment")]);
         assert!(comment.boilerplate && comment.comment_only && !marks("div", &[("class", "comment-nav")]).comment_only);
+        assert!(!comment.comment_section && marks("ol", &[("class", "commentlist")]).comment_section);
+        assert!(marks("div", &[("id", "comments")]).comment_section && !marks("div", &[("class", "commentsNav")]).comment_section);
         // Reviews are marked apart: furniture only on a product page.
         let reviews = marks("div", &[("id", "customerReviews")]);
         assert!(reviews.reviews && !reviews.boilerplate && marks("div", &[("class", "yotpo-main-widget")]).reviews);
