@@ -157,7 +157,7 @@ impl Main {
 /// `declared`: what the page declares itself to be ([`declared`]).
 fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, strict: bool) -> Main {
     let pruned = root::Pruned::new(dom, options.tables, strict, declared);
-    let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None), false), None);
+    let whole = || Main::new(render::render(&render::blocks(&pruned, dom.root(), dom.root(), None, false), false), None);
     if !options.main_only {
         return whole();
     }
@@ -165,9 +165,9 @@ fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, st
     // Read around the main element: its widened ancestor, or on a page built of sections (a
     // service page's hero, features, testimonials and prices, each a `<section>`) all of them.
     let (mut around, mut core) = (pruned.widen(top), top);
-    let mut main = Main::new(render::render(&render::blocks(&pruned, around, core, None), false), Some(top));
+    let mut main = Main::new(render::render(&render::blocks(&pruned, around, core, None, false), false), Some(top));
     if let Some(sections) = pruned.sections_around(top).filter(|_| !options.precision) {
-        let read = Main::new(render::render(&render::blocks(&pruned, sections, sections, None), false), Some(top));
+        let read = Main::new(render::render(&render::blocks(&pruned, sections, sections, None, false), false), Some(top));
         if read.len > main.len {
             (main, around, core) = (read, sections, sections);
         }
@@ -194,7 +194,7 @@ fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, st
             if enough(text) && text >= MIN_LIST {
                 // Items inside the main element: the element read with its items' links kept.
                 let list = if dom.within(list, top) { top } else { list };
-                let listed = Main::new(render::render(&render::blocks(&pruned, list, list, None), true), Some(list));
+                let listed = Main::new(render::render(&render::blocks(&pruned, list, list, None, true), true), Some(list));
                 if enough(listed.len) {
                     return listed;
                 }
@@ -212,7 +212,7 @@ fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, st
         };
         let cards = text <= CARD * count;
         if cards && text >= MIN_LIST && text as f64 >= share * chosen.len as f64 && list != core && dom.within(list, core) {
-            let read = Main::new(render::render(&render::blocks(&pruned, around, core, Some(list)), false), chosen.from);
+            let read = Main::new(render::render(&render::blocks(&pruned, around, core, Some(list), false), false), chosen.from);
             if read.len > chosen.len {
                 return read;
             }
@@ -475,6 +475,24 @@ mod tests {
         assert_eq!(text(&page(r#"<meta property="og:type" content="article">"#)), format!("{STORY}\n{STORY2}"));
         // Undeclared, the lenient reading takes the comments as it takes a forum's posts.
         assert!(text(&page("")).contains("Comment 39:"));
+    }
+
+    #[test]
+    fn a_listings_posts_keep_their_dates_but_an_article_loses_its_dateline() {
+        let card = |i: usize| {
+            format!(
+                "<li class=post><h2><a href=/{i}>Story number {i} about the river and the bridge</a></h2>\
+                 <time datetime=2024-03-0{i}>March {i}, 2024</time><p>The water rose overnight and the town moved to the hill, story {i}.</p></li>"
+            )
+        };
+        let html = format!("<body><main><h1>Archive</h1><ul class=posts>{}</ul></main></body>", (1..9).map(card).collect::<String>());
+        let listing = text(&html);
+        assert!(listing.contains("Story number 8 about the river") && listing.contains("March 8, 2024"), "{listing}");
+        let html = format!(
+            "<body><article><h1>Flood in the valley</h1><p>By Ann Lee, our reporter in the lower town, <time>March 8, 2024</time></p>\
+             <p>{STORY}</p><p>{STORY2}</p></article></body>"
+        );
+        assert_eq!(text(&html), format!("Flood in the valley\nBy Ann Lee, our reporter in the lower town,\n{STORY}\n{STORY2}"));
     }
 
     #[test]

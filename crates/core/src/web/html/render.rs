@@ -129,11 +129,14 @@ fn invisible(c: char) -> bool {
 
 /// The blocks of text under `top`, dropped parts left out; those outside `core` (an element
 /// under `top`, or `top` itself) are marked, and so are those inside `items` (a list of
-/// repeated items read as a list: see [`render`]).
-pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>) -> Vec<Block> {
+/// repeated items read as a list: see [`render`]). Dates (`<time>`) are read only in a `list`
+/// or in the `items`: a listing's posts are dated, while an article's dateline is no part of its
+/// text.
+pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>, list: bool) -> Vec<Block> {
     let dom = pruned.dom;
     let mut b = Blocks { inside: top == core, ..Blocks::default() };
-    dom.walk(top, |id| !pruned.dropped(id), |step| {
+    let read = |id: Id| !pruned.dropped(id) && (list || dom.name(id) != Some("time") || items.is_some_and(|l| dom.within(id, l)));
+    dom.walk(top, read, |step| {
         let (id, open) = match step {
             Step::Open(id) => (id, true),
             Step::Close(id) => (id, false),
@@ -148,7 +151,7 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>) -> Vec<Bloc
         }
         let name: &str = match dom.kind(id) {
             Kind::Text(t) if open => return b.text(t),
-            Kind::Element { name, .. } if !pruned.dropped(id) => name,
+            Kind::Element { name, .. } if read(id) => name,
             _ => return,
         };
         if is_block(name) {

@@ -13,13 +13,14 @@ use html5ever::{Attribute, LocalName};
 /// Tags whose content is never main text (`rt`, `rp`: the reading aids over Japanese and
 /// Chinese characters, which would otherwise be read twice). Not `form`: ASP.NET pages and
 /// forums wrap the whole page in one (its controls are dropped by their own tags). Not `header`:
-/// article headers hold the title.
+/// article headers hold the title. Not `time`: a list's items keep their dates (rendering leaves
+/// it out elsewhere).
 fn never_text(tag: &str) -> bool {
     matches!(
         tag,
         "script" | "style" | "iframe" | "svg" | "nav" | "footer" | "button" | "input" | "select"
             | "textarea" | "template" | "object" | "embed" | "canvas" | "video" | "audio" | "map" | "picture"
-            | "menu" | "dialog" | "head" | "label" | "time" | "option" | "math"
+            | "menu" | "dialog" | "head" | "label" | "option" | "math"
             | "rt" | "rp"
     )
 }
