@@ -432,11 +432,15 @@ mod tests {
     #[test]
     fn a_page_builders_widgets_are_its_text_but_a_blogs_widgets_are_not() {
         // Elementor renders every block of the page's own content as an `elementor-widget` in
-        // the document `elementor elementor-{id}`.
+        // the document `elementor elementor-{id}`; SiteOrigin each as a `so-panel widget` in
+        // its `panel-layout`.
         let widget = |text: &str| format!("<div class=\"elementor-element elementor-widget elementor-widget-text-editor\"><div class=elementor-widget-container><p>{text}</p></div></div>");
         let sidebar = format!("<div class=sidebar><p>{STORY4}</p></div>");
         let blocks: String = [STORY, STORY2, STORY3].iter().map(|t| widget(t)).collect();
         let html = format!("<body><div class=site><div class=\"elementor elementor-4412\"><div class=e-con>{blocks}</div></div>{sidebar}</div></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}"));
+        let blocks: String = [STORY, STORY2, STORY3].iter().map(|t| format!("<div class=\"so-panel widget widget_text\"><div class=textwidget><p>{t}</p></div></div>")).collect();
+        let html = format!("<body><div class=site><div class=entry-content><div id=pl-560 class=panel-layout>{blocks}</div></div>{sidebar}</div></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}"));
         // A recent-posts widget beside an article.
         let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p></article><div class=\"widget widget_recent_entries\"><p>{STORY3}</p></div></body>");

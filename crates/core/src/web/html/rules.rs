@@ -221,14 +221,18 @@ fn words_of(values: &[&str]) -> Words {
     out
 }
 
-/// Whether a class attribute is Elementor's for the document it renders a page's own content
-/// into: `elementor elementor-{post id}`, nothing else. Its header, footer, popup and loop-item
-/// templates add a class of their own (`elementor-location-header`, `e-loop-item`): their widgets
-/// are furniture.
+/// Whether a class attribute is a page builder's for the document it renders a page's own
+/// content into, and nothing else: Elementor's `elementor elementor-{post id}` (its header,
+/// footer, popup and loop-item templates add a class of their own, `elementor-location-header`,
+/// `e-loop-item`: their widgets are furniture) or SiteOrigin Page Builder's `panel-layout`.
 fn builder_document(class: &str) -> bool {
     let mut names = class.split_ascii_whitespace();
     let numbered = |n: &str| n.strip_prefix("elementor-").is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
-    names.next() == Some("elementor") && names.next().is_some_and(numbered) && names.next().is_none()
+    match names.next() {
+        Some("elementor") => names.next().is_some_and(numbered) && names.next().is_none(),
+        Some("panel-layout") => names.next().is_none(),
+        _ => false,
+    }
 }
 
 /// Whether a [`COMMENTS`] word is the only one that makes an element boilerplate.
@@ -405,6 +409,8 @@ mod tests {
         let widget = marks("div", &[("class", "elementor-element elementor-widget elementor-widget-text-editor")]);
         assert!(widget.boilerplate && widget.widget_only && !marks("div", &[("class", "widget sidebar-box")]).widget_only);
         assert!(marks("div", &[("class", "elementor elementor-4412")]).builder_document);
+        assert!(marks("div", &[("class", "panel-layout"), ("id", "pl-560")]).builder_document);
+        assert!(!marks("div", &[("class", "panel-layout sidebar")]).builder_document);
         assert!(!marks("div", &[("class", "elementor elementor-12 elementor-location-header")]).builder_document);
         assert!(!marks("div", &[("class", "elementor elementor-")]).builder_document && !marks("div", &[("class", "elementor")]).builder_document);
         let comment = marks("li", &[("class", "Item ItemComment")]);
