@@ -240,6 +240,19 @@ fn comment_only(words: &Words, furniture_role: bool) -> bool {
     words.comment && !words.widget && !words.furniture && !words.never_content && !words.beside && !words.slider && !furniture_role
 }
 
+/// Whether a class name is one an item of a list has of its own, not one of its kind: WordPress's
+/// and WooCommerce's terms and states on each post and product (`category-news`, `tag-*`,
+/// `product_cat-*`, `status-*`, `format-*`, `product-type-*`, stock and sale), and a position in
+/// a row (`first`, `last`, `odd`, `even`, `alt`).
+fn item_own(class: &str) -> bool {
+    const PREFIXES: &[&str] = &["category-", "tag-", "product_cat-", "product_tag-", "format-", "product-type-", "status-"];
+    const NAMES: &[&str] = &[
+        "first", "last", "odd", "even", "alt", "instock", "outofstock", "onbackorder", "sale", "featured", "sticky",
+        "has-post-thumbnail", "purchasable", "taxable", "shipping-taxable", "downloadable", "virtual",
+    ];
+    PREFIXES.iter().any(|p| class.starts_with(p)) || NAMES.contains(&class)
+}
+
 /// Which lists an element's attribute values hold a word of.
 #[derive(Default)]
 struct Words {
@@ -324,11 +337,12 @@ impl Marks {
                     }
                 }));
         // Class names that hold a digit are mostly an item's own (WordPress's `post-30149`, a
-        // builder's `element-6cd458d`): items drawn alike differ in them.
+        // builder's `element-6cd458d`), and so are those [`item_own`] names: items drawn alike
+        // differ in them.
         let shape = {
             let mut h = rustc_hash::FxHasher::default();
             tag.hash(&mut h);
-            for class in attr("class").unwrap_or("").split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit())) {
+            for class in attr("class").unwrap_or("").split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit()) && !item_own(c)) {
                 class.hash(&mut h);
             }
             h.finish() as u32
@@ -436,7 +450,13 @@ mod tests {
         assert_ne!(marks("li", &[("class", "card")]).shape, marks("div", &[("class", "card")]).shape);
         // WordPress numbers each post's classes; they are drawn alike.
         assert_eq!(marks("article", &[("class", "post-30149 post")]).shape, marks("article", &[("class", "post-331 post")]).shape);
-        assert_ne!(marks("article", &[("class", "post-30149 post")]).shape, marks("article", &[("class", "post featured")]).shape);
+        assert_ne!(marks("article", &[("class", "post-30149 post")]).shape, marks("article", &[("class", "post card")]).shape);
+        // WooCommerce's products differ in their terms, stock and place in a row.
+        let product = |class: &str| marks("li", &[("class", class)]).shape;
+        assert_eq!(
+            product("product type-product post-15859 status-publish first instock product_cat-cups has-post-thumbnail purchasable"),
+            product("product type-product post-24185 status-publish last outofstock product_cat-artist-series sale")
+        );
     }
 
     #[test]
