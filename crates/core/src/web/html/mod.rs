@@ -188,9 +188,6 @@ fn main_text(dom: &dom::Dom, declared: declared::Declared, options: &Options, st
     // chosen from a short main element are the content (its paragraphs were one card's, or its
     // cards were dropped as link lists).
     let items = if options.precision { None } else { pruned.items(top) };
-    if std::env::var("DBG").is_ok() {
-        eprintln!("strict={strict} top={top} {:?} main_len={main_len} chosen.len={} chosen.from={:?} list_may_replace={list_may_replace} items={:?}", dom.name(top), chosen.len, chosen.from, items.as_ref().map(|i| (i.list, dom.name(i.list), i.text, i.count)));
-    }
     if list_may_replace {
         if let Some(&root::Items { list, text, .. }) = items.as_ref() {
             let enough = |n: usize| n as f64 > LIST_GAIN * chosen.len as f64;
