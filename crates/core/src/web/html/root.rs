@@ -70,6 +70,15 @@ fn says_javascript(dom: &Dom, id: Id) -> bool {
     says
 }
 
+/// Whether each node, or a node above it, is one `this` names (`order` parents first).
+fn any_above(dom: &Dom, order: &[Id], this: impl Fn(Id) -> bool) -> Vec<bool> {
+    let mut above = vec![false; dom.nodes.len()];
+    for &id in order {
+        above[id as usize] = this(id) || dom.parent(id).is_some_and(|p| above[p as usize]);
+    }
+    above
+}
+
 /// Whether each node, or a node under it, is one `this` names (`order` parents first).
 fn any_below(dom: &Dom, order: &[Id], this: impl Fn(Id) -> bool) -> Vec<bool> {
     let mut below = vec![false; dom.nodes.len()];
@@ -184,18 +193,16 @@ impl<'d> Pruned<'d> {
         // A slider of testimonials or features is text; one of teasers is links.
         let unlinked = if present.slider { text_below(dom, &order, |id| never(id) || dom.name(id) == Some("a")) } else { vec![0; n] };
         // A page builder's widgets are its text inside its document of the page.
-        let mut in_builder = vec![false; if present.builder { n } else { 0 }];
-        if present.builder {
-            for &id in &order {
-                let document = matches!(dom.kind(id), Kind::Element { marks, .. } if marks.builder_document);
-                in_builder[id as usize] = document || dom.parent(id).is_some_and(|p| in_builder[p as usize]);
-            }
-        }
+        let in_builder = if present.builder {
+            any_above(dom, &order, |id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.builder_document))
+        } else {
+            vec![false; n]
+        };
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
                 let furniture = marks.boilerplate
-                    && !(marks.widget_only && present.builder && in_builder[i])
+                    && !(marks.widget_only && in_builder[i])
                     && !(marks.comment_only && declared.thread)
                     && !(marks.beside_only && long_paragraph[i])
                     && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
@@ -212,10 +219,7 @@ impl<'d> Pruned<'d> {
         let dropped: Vec<bool> =
             (0..n as Id).map(|id| never(id) || if strict { by_class(id) } else { never_content(id) || notice(id) }).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
-        let mut gone = vec![false; n];
-        for &id in &order {
-            gone[id as usize] = dropped[id as usize] || dom.parent(id).is_some_and(|p| gone[p as usize]);
-        }
+        let gone = any_above(dom, &order, |id| dropped[id as usize]);
         Self { dom, dropped, gone, prose, order, strict }
     }
 
@@ -276,12 +280,11 @@ impl<'d> Pruned<'d> {
         }
         // Under the main element `main`, unless that is the whole page, and in the strict reading
         // only: the lenient one keeps the menus that class words mark.
-        let mut inside = vec![false; dom.nodes.len()];
-        if self.strict && !matches!(dom.name(main), None | Some("body" | "html")) {
-            for &id in &self.order {
-                inside[id as usize] = id == main || dom.parent(id).is_some_and(|p| inside[p as usize]);
-            }
-        }
+        let inside = if self.strict && !matches!(dom.name(main), None | Some("body" | "html")) {
+            any_above(dom, &self.order, |id| id == main)
+        } else {
+            vec![false; dom.nodes.len()]
+        };
         let mut best: Option<Items> = None;
         let mut shapes: Vec<(u32, usize, usize, usize)> = Vec::new();
         for &id in &self.order {

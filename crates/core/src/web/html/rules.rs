@@ -117,8 +117,8 @@ const COMMENT_SECTIONS: &[&str] = &["-comments", "commentlist", "comment-list"];
 const REVIEWS: &[&str] = &["-reviews", "yotpo", "jdgm", "bazaarvoice"];
 
 /// The word lists in one automaton (consent managers, never-content, furniture, widgets, comments,
-/// beside, content words, the exceptions, panels, sliders, then reviews), and for each word whether it
-/// must start a word.
+/// beside, content words, the exceptions, panels, sliders, reviews, then comment sections), and for
+/// each word whether it must start a word.
 struct Lists {
     automaton: AhoCorasick,
     anchored: Vec<bool>,
@@ -235,11 +235,6 @@ fn builder_document(class: &str) -> bool {
     }
 }
 
-/// Whether a [`COMMENTS`] word is the only one that makes an element boilerplate.
-fn comment_only(words: &Words, furniture_role: bool) -> bool {
-    words.comment && !words.widget && !words.furniture && !words.never_content && !words.beside && !words.slider && !furniture_role
-}
-
 /// Whether a class name is one an item of a list has of its own, not one of its kind: WordPress's
 /// and WooCommerce's terms and states on each post and product (`category-news`, `tag-*`,
 /// `product_cat-*`, `status-*`, `format-*`, `product-type-*`, stock and sale), and a position in
@@ -352,6 +347,10 @@ impl Marks {
         // A role is furniture as a class word is, not as a tag: a broken page can leave its
         // `role=banner` header open around the whole article, and the guard then keeps it.
         let furniture_role = role.as_deref().is_some_and(|r| FURNITURE_ROLES.contains(&r));
+        // What makes an element boilerplate besides a widget or comment word: either of those
+        // alone is kept on some pages (a builder's document, a declared thread).
+        let other_boilerplate = words.furniture || words.never_content || beside_word || words.slider || furniture_role;
+        let comment_only = words.comment && !words.widget && !other_boilerplate;
         Marks {
             never_text: never_text(tag),
             hidden,
@@ -359,9 +358,9 @@ impl Marks {
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
             slider_only: words.slider && !beside_word && !furniture_word && !furniture_role,
-            widget_only: words.widget && !words.comment && !words.furniture && !words.never_content && !beside_word && !words.slider && !furniture_role,
-            comment_only: comment_only(&words, furniture_role),
-            comment_section: comment_only(&words, furniture_role) && words.comment_section,
+            widget_only: words.widget && !words.comment && !other_boilerplate,
+            comment_only,
+            comment_section: comment_only && words.comment_section,
             builder_document: attr("class").is_some_and(builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
