@@ -27,6 +27,7 @@ pub mod dedup;
 pub mod error;
 pub mod fasttext;
 pub mod guard;
+mod hint;
 pub mod load;
 pub mod neural;
 pub mod pack;

@@ -123,7 +123,7 @@ impl Shape {
     fn each_ahead(&self, words: *const u64, hashes: &[u64], mut f: impl FnMut(u64)) {
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&ahead) = hashes.get(i + AHEAD) {
-                prefetch(words.wrapping_add(self.block(ahead) * BLOCK_WORDS));
+                crate::hint::prefetch(words.wrapping_add(self.block(ahead) * BLOCK_WORDS));
             }
             f(h);
         }
@@ -136,18 +136,6 @@ impl Shape {
         out.extend_from_slice(&self.blocks.to_le_bytes());
         out
     }
-}
-
-/// Asks the CPU to bring the cache line at `at` in; a hint, with no effect on results.
-fn prefetch(at: *const u64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86_64, and a prefetch reads nothing, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }
 
 /// A filter being filled by the partitions of one process at once: the same layout and the same

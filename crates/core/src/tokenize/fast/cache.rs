@@ -149,6 +149,12 @@ impl PieceCache {
         }
     }
 
+    /// Asks the CPU for the front set of `key` ahead of [`Self::front`].
+    #[inline(always)]
+    pub fn prefetch_front(&self, key: u128) {
+        crate::hint::prefetch(&self.front[front_set(key)]);
+    }
+
     /// Appends the ids of a piece by its [`front_key`], if the front table holds it.
     #[inline(always)]
     pub fn front(&mut self, key: u128, out: &mut Vec<u32>) -> bool {

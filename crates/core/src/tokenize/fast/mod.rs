@@ -136,27 +136,48 @@ impl FastBpe {
     }
 
     fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) {
+        /// Pieces cut ahead of their lookups.
+        const BATCH: usize = 32;
         // Only this thread locks its own cache while encoding; `cache_stats` may read it from another.
         let mut cache = self
             .caches
             .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        for piece in split::pieces(text, self.split, self.classes) {
-            let bytes = piece.as_bytes();
-            let key = cache::front_key(bytes);
-            if key.is_some_and(|k| cache.front(k, out)) {
-                continue;
+        // The front table (1 MiB) is larger than the CPU's nearest caches, and its lookup was a
+        // fifth of the loop's samples, waiting for the set. Pieces are cut [`BATCH`] at a time
+        // and their sets asked for before the first is looked up, so the loads overlap.
+        let mut pieces = split::pieces(text, self.split, self.classes);
+        let mut batch: [(&str, Option<u128>); BATCH] = [("", None); BATCH];
+        loop {
+            let mut n = 0;
+            while n < BATCH {
+                let Some(piece) = pieces.next() else { break };
+                let key = cache::front_key(piece.as_bytes());
+                if let Some(k) = key {
+                    cache.prefetch_front(k);
+                }
+                batch[n] = (piece, key);
+                n += 1;
             }
-            let start = out.len();
-            if let Some(id) = self.model.whole(bytes) {
-                out.push(id);
-            } else if !cache.extend(bytes, out) {
-                self.model.merge(bytes, out);
-                cache.insert(bytes, start, out);
+            for &(piece, key) in &batch[..n] {
+                let bytes = piece.as_bytes();
+                if key.is_some_and(|k| cache.front(k, out)) {
+                    continue;
+                }
+                let start = out.len();
+                if let Some(id) = self.model.whole(bytes) {
+                    out.push(id);
+                } else if !cache.extend(bytes, out) {
+                    self.model.merge(bytes, out);
+                    cache.insert(bytes, start, out);
+                }
+                if let Some(k) = key {
+                    cache.put_front(k, &out[start..]);
+                }
             }
-            if let Some(k) = key {
-                cache.put_front(k, &out[start..]);
+            if n < BATCH {
+                break;
             }
         }
     }
