@@ -7,6 +7,9 @@
 
 use super::classes::{Classes, LETTER, LOWER, NUMBER, SPACE, UPPER};
 use crate::tokenize::spec::SplitPattern;
+use window::Window;
+
+mod window;
 
 /// How a text is cut into pieces before BPE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +26,7 @@ pub enum Split {
 /// The pieces of `text` under `split`, with the Unicode classes of `classes`, in order; they
 /// concatenate to `text`.
 pub fn pieces<'a>(text: &'a str, split: Split, classes: &'static Classes) -> Pieces<'a> {
-    Pieces { text, pos: 0, split, classes }
+    Pieces { text, pos: 0, split, classes, window: Window::NONE }
 }
 
 /// The pre-tokenizer's pieces of a text, in order.
@@ -32,6 +35,30 @@ pub struct Pieces<'a> {
     pos: usize,
     split: Split,
     classes: &'static Classes,
+    /// The bytes around `pos` as class masks, for the pieces ASCII decides.
+    window: Window,
+}
+
+impl Pieces<'_> {
+    /// The end of the piece at `i` from the class masks, when ASCII decides it and 64 bytes
+    /// follow `i`.
+    #[inline(always)]
+    fn from_window(&mut self, i: usize) -> Option<usize> {
+        let max_digits = match self.split {
+            Split::Regex(SplitPattern::R50k) => None,
+            Split::Regex(SplitPattern::Cl100k) => Some(3),
+            Split::Regex(SplitPattern::Qwen) => Some(1),
+            Split::Regex(SplitPattern::O200k) | Split::Metaspace => return None,
+        };
+        if !self.window.serves(i) {
+            let bytes = self.text.as_bytes().get(i..i + window::BYTES)?;
+            self.window = Window::of(bytes.try_into().expect("64 bytes"), i);
+        }
+        match max_digits {
+            None => self.window.r50k(i),
+            Some(n) => self.window.cl100k(i, n),
+        }
+    }
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -43,6 +70,10 @@ impl<'a> Iterator for Pieces<'a> {
         let i = self.pos;
         if i >= b.len() {
             return None;
+        }
+        if let Some(end) = self.from_window(i) {
+            self.pos = end;
+            return Some(&self.text[i..end]);
         }
         let end = match self.split {
             Split::Regex(SplitPattern::R50k) => r50k(b, i),

@@ -17,6 +17,13 @@ const WORDY: &[char] = &[
     'a', 'b', 'k', 'y', 'z', 'A', 'M', 'Z', 'q', 'x', 'e', 't', '@', '[', '`', '{', '\'', 'é', 'ß', '中', '\u{301}', '1', ' ', '\n',
 ];
 
+/// ASCII of every class the masks tell apart, mostly letters and spaces as prose is, and
+/// characters of more bytes after which a word, a number or punctuation may go on.
+const LONG: &[char] = &[
+    'a', 'b', 'e', 'n', 's', 't', 'z', 'A', 'Z', 'a', 'e', 'o', ' ', ' ', ' ', ' ', '1', '2', '0', '9', '.', ',', '(', '\'',
+    '"', '-', '\n', '\r', '\t', '\u{0B}', '\u{1C}', '\u{0}', '\u{7F}', 'é', '中', '٣', '½', '“', '\u{A0}', '\u{3000}', '\u{301}',
+];
+
 fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
     let re = fancy_regex::Regex::new(pattern.regex()).unwrap();
     re.find_iter(text).map(|m| m.unwrap().as_str().to_string()).collect()
@@ -42,6 +49,16 @@ proptest! {
 
     #[test]
     fn pieces_equal_the_regex_on_long_words(chars in proptest::collection::vec(proptest::sample::select(WORDY), 0..80)) {
+        let text: String = chars.into_iter().collect();
+        for p in PATTERNS {
+            prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);
+        }
+    }
+
+    /// Texts longer than the 64 bytes [`window`] reads at once, so that pieces start at every
+    /// place of a window and run past its end.
+    #[test]
+    fn pieces_equal_the_regex_on_long_texts(chars in proptest::collection::vec(proptest::sample::select(LONG), 60..300)) {
         let text: String = chars.into_iter().collect();
         for p in PATTERNS {
             prop_assert_eq!(ours(p, &text), reference(p, &text), "{:?} on {:?}", p, text);

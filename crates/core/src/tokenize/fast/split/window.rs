@@ -1,0 +1,209 @@
+//! 64 bytes of text as bit masks of the classes the byte-level split regexes read, so that the
+//! common pieces (a word, a space and a word, a number, a run of punctuation) end at a
+//! `trailing_zeros` instead of a byte-by-byte walk whose every step waits on the one before.
+//!
+//! Only ASCII is decided here: a piece whose end depends on a byte of a longer character (it may
+//! be a letter, a number or a space) is left to the character-by-character code, as is every
+//! piece that starts with an apostrophe (a contraction) or with whitespace (the look-ahead rules).
+
+/// Bytes per window.
+pub const BYTES: usize = 64;
+
+/// A piece may start this far into a window; beyond it a new window is cut, so that a piece's
+/// end (words and numbers are short) usually falls inside.
+pub const REUSE: usize = 32;
+
+/// Bit `k` of each mask is the byte at `at + k`.
+#[derive(Clone, Copy)]
+pub struct Window {
+    pub at: usize,
+    letter: u64,
+    digit: u64,
+    space: u64,
+    newline: u64,
+    high: u64,
+    blank: u64,
+    quote: u64,
+}
+
+impl Window {
+    /// No window yet: every position is outside it.
+    pub const NONE: Self = Self { at: usize::MAX, letter: 0, digit: 0, space: 0, newline: 0, high: 0, blank: 0, quote: 0 };
+
+    /// The window of `bytes[at..at + BYTES]`.
+    pub fn of(bytes: &[u8; BYTES], at: usize) -> Self {
+        let mut w = Self { at, ..Self::NONE };
+        masks(bytes, &mut w);
+        w
+    }
+
+    /// Whether a piece at `i` is read from this window.
+    #[inline(always)]
+    pub fn serves(&self, i: usize) -> bool {
+        i.wrapping_sub(self.at) < REUSE
+    }
+
+    /// `[^\s\p{L}\p{N}]` among the ASCII bytes.
+    #[inline(always)]
+    fn other(&self) -> u64 {
+        !(self.letter | self.digit | self.space | self.high)
+    }
+
+    /// The end of the cl100k / Llama-3 (`max_digits` 3) or Qwen (1) piece at `i` (which the
+    /// window serves), when ASCII decides it:
+    /// `(?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`.
+    #[inline(always)]
+    pub fn cl100k(&self, i: usize, max_digits: usize) -> Option<usize> {
+        let k = i - self.at;
+        let (this, next) = (1u64 << k, 2u64 << k);
+        if (self.quote | self.high) & this != 0 {
+            return None;
+        }
+        if self.letter & this != 0 {
+            return self.ended(self.letter, k);
+        }
+        // `[^\r\n\p{L}\p{N}]` before a word. (Before a byte of a longer character, which may be
+        // a letter, no run below ends at an ASCII byte.)
+        if (self.letter | self.digit | self.newline) & this == 0 && self.letter & next != 0 {
+            return self.ended(self.letter, k + 1);
+        }
+        if self.digit & this != 0 {
+            let end = self.clear_from(self.digit, k);
+            return if end - k >= max_digits { Some(i + max_digits) } else { self.ascii_end(end) };
+        }
+        let from = self.punctuation_from(k)?;
+        let end = self.clear_from(self.other(), from);
+        self.ascii_end(end)?;
+        let end = self.clear_from(self.newline, end);
+        (end < BYTES).then_some(self.at + end)
+    }
+
+    /// The end of the GPT-2 piece at `i`, when ASCII decides it:
+    /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
+    #[inline(always)]
+    pub fn r50k(&self, i: usize) -> Option<usize> {
+        let k = i - self.at;
+        let this = 1u64 << k;
+        if (self.quote | self.high) & this != 0 {
+            return None;
+        }
+        // After a space, a byte of a longer character is in none of the classes below.
+        let from = if self.blank & this != 0 { k + 1 } else { k };
+        let at = 1u64 << from;
+        for class in [self.letter, self.digit] {
+            if class & at != 0 {
+                return self.ended(class, from);
+            }
+        }
+        if self.other() & at != 0 {
+            return self.ended(self.other(), from);
+        }
+        None
+    }
+
+    /// Where ` ?[^\s\p{L}\p{N}]+` starts its run at `k`, if it matches there.
+    #[inline(always)]
+    fn punctuation_from(&self, k: usize) -> Option<usize> {
+        let other = self.other();
+        if other & 1u64 << k != 0 {
+            Some(k)
+        } else if self.blank & 1u64 << k != 0 && other & 2u64 << k != 0 {
+            Some(k + 1)
+        } else {
+            None
+        }
+    }
+
+    /// The end of the run of `class` from `k`, when an ASCII byte of another class ends it.
+    #[inline(always)]
+    fn ended(&self, class: u64, k: usize) -> Option<usize> {
+        self.ascii_end(self.clear_from(class, k))
+    }
+
+    /// The first position from `k` whose bit of `class` is clear; [`BYTES`] when none is.
+    #[inline(always)]
+    fn clear_from(&self, class: u64, k: usize) -> usize {
+        (!class & u64::MAX << k).trailing_zeros() as usize
+    }
+
+    /// `at + end` when the byte at `end` is inside the window and ASCII, so that the run
+    /// surely ends there.
+    #[inline(always)]
+    fn ascii_end(&self, end: usize) -> Option<usize> {
+        (end < BYTES && self.high >> end & 1 == 0).then_some(self.at + end)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn masks(bytes: &[u8; BYTES], w: &mut Window) {
+    use std::arch::x86_64::*;
+    // `b - lo < n` for bytes as unsigned: SSE2 compares bytes signed, so the range is moved to
+    // start at i8::MIN.
+    let below = |v: __m128i, lo: u8, n: u8| -> __m128i {
+        // SAFETY: SSE2 is part of x86_64.
+        unsafe { _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8)), _mm_set1_epi8((0x80 + n) as i8)) }
+    };
+    let bits = |m: __m128i, lane: usize| -> u64 {
+        // SAFETY: as above.
+        u64::from(unsafe { _mm_movemask_epi8(m) } as u16) << (16 * lane)
+    };
+    for (lane, chunk) in bytes.chunks_exact(16).enumerate() {
+        // SAFETY: as above; `chunk` is 16 readable bytes, and the load has no alignment
+        // requirement.
+        let (v, eq) = unsafe { (_mm_loadu_si128(chunk.as_ptr().cast()), |v, b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) };
+        // SAFETY: as above.
+        let (blank, newline, quote, folded) =
+            unsafe { (eq(v, b' '), _mm_or_si128(eq(v, b'\n'), eq(v, b'\r')), eq(v, b'\''), _mm_or_si128(v, _mm_set1_epi8(0x20))) };
+        w.letter |= bits(below(folded, b'a', 26), lane);
+        w.digit |= bits(below(v, b'0', 10), lane);
+        // SAFETY: as above.
+        w.space |= bits(unsafe { _mm_or_si128(blank, below(v, b'\t', 5)) }, lane);
+        w.newline |= bits(newline, lane);
+        w.high |= bits(v, lane);
+        w.blank |= bits(blank, lane);
+        w.quote |= bits(quote, lane);
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn masks(bytes: &[u8; BYTES], w: &mut Window) {
+    use super::ascii_flags;
+    use crate::tokenize::fast::classes::{LETTER, NUMBER, SPACE};
+    for (k, &b) in bytes.iter().enumerate() {
+        let f = if b < 0x80 { ascii_flags(b) } else { 0 };
+        w.letter |= u64::from(f & LETTER != 0) << k;
+        w.digit |= u64::from(f & NUMBER != 0) << k;
+        w.space |= u64::from(f & SPACE != 0) << k;
+        w.newline |= u64::from(b == b'\n' || b == b'\r') << k;
+        w.high |= u64::from(b >= 0x80) << k;
+        w.blank |= u64::from(b == b' ') << k;
+        w.quote |= u64::from(b == b'\'') << k;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ascii_flags;
+    use super::*;
+    use crate::tokenize::fast::classes::{LETTER, NUMBER, SPACE};
+
+    #[test]
+    fn the_masks_class_every_byte_as_the_ascii_table_does() {
+        for byte in 0..=255u8 {
+            for k in [0, 15, 16, 31, 40, 63] {
+                let mut bytes = [b'.'; BYTES];
+                bytes[k] = byte;
+                let w = Window::of(&bytes, 0);
+                let bit = |m: u64| m >> k & 1 == 1;
+                let f = if byte < 0x80 { ascii_flags(byte) } else { 0 };
+                assert_eq!(bit(w.letter), f & LETTER != 0, "{byte:#04x}");
+                assert_eq!(bit(w.digit), f & NUMBER != 0, "{byte:#04x}");
+                assert_eq!(bit(w.space), f & SPACE != 0, "{byte:#04x}");
+                assert_eq!(bit(w.newline), byte == b'\n' || byte == b'\r', "{byte:#04x}");
+                assert_eq!(bit(w.high), byte >= 0x80, "{byte:#04x}");
+                assert_eq!(bit(w.blank), byte == b' ', "{byte:#04x}");
+                assert_eq!(bit(w.quote), byte == b'\'', "{byte:#04x}");
+            }
+        }
+    }
+}
