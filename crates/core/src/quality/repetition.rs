@@ -309,34 +309,35 @@ fn dup_ngram_chars(g: &Grams, n_words: usize, n: usize, seen: &mut FxHashSet<(u6
     repeated
 }
 
-/// An upper bound of [`dup_ngram_chars`] that costs two bit tests per n-gram instead of a
-/// hash-set insert: the characters of the words covered by n-grams whose key's two bits (a Bloom
-/// filter's) were already set by earlier n-grams, each word counted once. Every n-gram the exact
-/// pass counts has an equal earlier one, which set the same bits, and the n-grams it counts do
-/// not overlap, so the bound holds. On a document without repeats only false matches add to it,
-/// each covering up to `n` words: with 64 bits per n-gram and two bits each, about one n-gram in
-/// a thousand. (Counting each flagged n-gram whole, with one bit in 32, counted a repeated phrase
+/// An upper bound of [`dup_ngram_chars`] that costs a word test per n-gram instead of a hash-set
+/// insert: the characters of the words covered by n-grams whose key's two bits (a blocked Bloom
+/// filter's: both in one 64-bit word) were already set by earlier n-grams, each word counted
+/// once. Every n-gram the exact pass counts has an equal earlier one, which set the same bits,
+/// and the n-grams it counts do not overlap, so the bound holds. On a document without repeats
+/// only false matches add to it, each covering up to `n` words: with a word per n-gram, about
+/// one n-gram in a thousand. (Counting each flagged n-gram whole, with one bit in 32, counted a repeated phrase
 /// of `k` words `k - n + 1` times over and a false match `n` words wide one time in 32: half of
 /// Wikipedia's documents went on to the exact pass for some `n`.)
 fn dup_ngram_chars_bound(g: &Grams, n_words: usize, n: usize, bits: &mut Vec<u64>) -> usize {
     if n == 0 || n_words < n {
         return 0;
     }
-    let size = ((n_words - n + 1) * 64).next_power_of_two().max(4096);
+    // One 64-bit word per n-gram (at least 64 words), two bits of it per n-gram: the word and the
+    // bits from the key's high bits, the well-mixed ones of a multiplicative hash.
+    let words = (n_words - n + 1).next_power_of_two().max(64);
     bits.clear();
-    bits.resize(size / 64, 0);
-    let shift = 64 - size.trailing_zeros();
+    bits.resize(words, 0);
+    let shift = 64 - words.trailing_zeros();
     let (mut bound, mut covered) = (0, 0);
     for i in 0..=n_words - n {
         let key = g.quick_key(i, i + n);
-        let (a, b) = ((key >> shift) as usize, (key.rotate_left(32).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize);
-        let (a_bit, b_bit) = (1u64 << (a % 64), 1u64 << (b % 64));
-        if bits[a / 64] & a_bit != 0 && bits[b / 64] & b_bit != 0 {
+        let word = &mut bits[(key >> shift) as usize];
+        let pair = 1u64 << (key >> (shift - 6) & 63) | 1u64 << (key >> (shift - 12) & 63);
+        if *word & pair == pair {
             bound += g.chars(covered.max(i), i + n);
             covered = i + n;
         }
-        bits[a / 64] |= a_bit;
-        bits[b / 64] |= b_bit;
+        *word |= pair;
     }
     bound
 }
