@@ -6,6 +6,7 @@
 //! (so `["ab","c"]` equals `["a","bc"]`), hashed over the bytes of the concatenation. Two different
 //! n-grams of one document collide with probability below 2^-40 for documents under 1M words.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -158,7 +159,18 @@ fn sub(a: u64, b: u64) -> u64 {
 const QUICK_BASE: u64 = 0x2545_f491_4f6c_dd1d;
 
 const POW_TABLE: usize = 4096;
-static QUICK_POW: LazyLock<Vec<u64>> = LazyLock::new(|| pow_table(QUICK_BASE, u64::wrapping_mul));
+
+/// `QUICK_BASE^0 .. QUICK_BASE^(POW_TABLE - 1)` mod 2^64, built by the compiler: the bound reads
+/// one per n-gram, and a table behind a lazy cell paid a check of the cell on each read.
+static QUICK_POW: [u64; POW_TABLE] = {
+    let mut t = [1u64; POW_TABLE];
+    let mut i = 1;
+    while i < POW_TABLE {
+        t[i] = t[i - 1].wrapping_mul(QUICK_BASE);
+        i += 1;
+    }
+    t
+};
 
 fn quick_pow(e: usize) -> u64 {
     QUICK_POW.get(e).copied().unwrap_or_else(|| power(QUICK_BASE, e, u64::wrapping_mul))
@@ -177,82 +189,87 @@ fn power(mut base: u64, mut e: usize, mul: impl Fn(u64, u64) -> u64) -> u64 {
     acc
 }
 
-static BYTE_POW: LazyLock<Vec<u64>> = LazyLock::new(|| pow_table(BYTE_BASE, mul));
-
-/// `base^0 .. base^(POW_TABLE - 1)` under the product `mul`.
-fn pow_table(base: u64, mul: impl Fn(u64, u64) -> u64) -> Vec<u64> {
+/// `BYTE_BASE^0 .. BYTE_BASE^(POW_TABLE - 1)` mod 2^61 - 1.
+static BYTE_POW: LazyLock<Vec<u64>> = LazyLock::new(|| {
     let mut v = vec![1u64; POW_TABLE];
     for i in 1..POW_TABLE {
-        v[i] = mul(v[i - 1], base);
+        v[i] = mul(v[i - 1], BYTE_BASE);
     }
     v
-}
+});
 
 fn byte_pow(e: usize) -> u64 {
     BYTE_POW.get(e).copied().unwrap_or_else(|| power(BYTE_BASE, e, mul))
 }
 
-/// Per-word prefix sums that make any n-gram's hash and length O(1).
-struct Grams {
+/// Per-word prefix sums that make any n-gram's hash and length O(1). The 61-bit hashes that
+/// the exact passes compare are built on first use: when the bounds decide, as they do for most
+/// documents, only the mod-2^64 hash of the bound is.
+struct Grams<'v> {
+    vocab: &'v Vocab<'v>,
     /// Hash of the concatenation of words[..i].
-    concat: Vec<u64>,
-    /// The same, mod 2^64: weaker, but one multiplication per n-gram, for the bound.
-    quick: Vec<u64>,
+    concat: OnceCell<Vec<u64>>,
     /// Hash of the word sequence words[..i].
-    seq: Vec<u64>,
+    seq: OnceCell<Vec<u64>>,
+    /// Each distinct word's 61-bit hash of its bytes, for both of the above.
+    word_hashes: OnceCell<Vec<u64>>,
+    /// The mod-2^64 hash of the concatenation of words[..i]: weaker, but one multiplication per
+    /// n-gram, for the bound.
+    quick: Vec<u64>,
     bytes: Vec<usize>,
     chars: Vec<usize>,
     /// The largest `count(w) * (len(w) + 1)` over the distinct words.
     max_mass: usize,
 }
 
-impl Grams {
-    fn new(vocab: &Vocab) -> Self {
+impl<'v> Grams<'v> {
+    fn new(vocab: &'v Vocab<'v>) -> Self {
         let n = vocab.ids.len() + 1;
-        let per_word: Vec<(u64, u64, usize, usize)> = vocab
+        let per_word: Vec<(u64, usize, usize)> = vocab
             .words
             .iter()
-            .map(|w| {
-                let h = w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1));
-                let q = w.bytes().fold(0u64, |h, x| h.wrapping_mul(QUICK_BASE).wrapping_add(x as u64 + 1));
-                (h, q, w.len(), py::len(w))
-            })
+            .map(|w| (w.bytes().fold(0u64, |h, x| h.wrapping_mul(QUICK_BASE).wrapping_add(x as u64 + 1)), w.len(), py::len(w)))
             .collect();
-        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
-        let mut g = Self {
-            concat: Vec::with_capacity(n),
-            quick: Vec::with_capacity(n),
-            seq: Vec::with_capacity(n),
-            bytes: Vec::with_capacity(n),
-            chars: Vec::with_capacity(n),
-            max_mass,
-        };
-        let (mut c, mut q, mut s, mut b, mut ch) = (0u64, 0u64, 0u64, 0usize, 0usize);
-        g.push(c, q, s, b, ch);
+        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
+        let (mut quick, mut bytes, mut chars) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut q, mut b, mut ch) = (0u64, 0usize, 0usize);
+        quick.push(q);
+        bytes.push(b);
+        chars.push(ch);
         for &id in &vocab.ids {
-            let (h, hq, len, chars) = per_word[id as usize];
-            c = add(mul(c, byte_pow(len)), h);
+            let (hq, len, c) = per_word[id as usize];
             q = q.wrapping_mul(quick_pow(len)).wrapping_add(hq);
-            s = add(mul(s, WORD_BASE), add(h, len as u64));
             b += len;
-            ch += chars;
-            g.push(c, q, s, b, ch);
+            ch += c;
+            quick.push(q);
+            bytes.push(b);
+            chars.push(ch);
         }
-        g
+        Self { vocab, concat: OnceCell::new(), seq: OnceCell::new(), word_hashes: OnceCell::new(), quick, bytes, chars, max_mass }
     }
 
-    fn push(&mut self, c: u64, q: u64, s: u64, b: usize, ch: usize) {
-        self.concat.push(c);
-        self.quick.push(q);
-        self.seq.push(s);
-        self.bytes.push(b);
-        self.chars.push(ch);
+    fn word_hashes(&self) -> &[u64] {
+        self.word_hashes.get_or_init(|| self.vocab.words.iter().map(|w| w.bytes().fold(0u64, |h, x| add(mul(h, BYTE_BASE), x as u64 + 1))).collect())
+    }
+
+    /// Prefix hashes over the words by `step(hash so far, word's hash, word's byte length)`.
+    fn prefixes(&self, step: impl Fn(u64, u64, usize) -> u64) -> Vec<u64> {
+        let hashes = self.word_hashes();
+        let mut out = Vec::with_capacity(self.vocab.ids.len() + 1);
+        let mut h = 0u64;
+        out.push(h);
+        for (i, &id) in self.vocab.ids.iter().enumerate() {
+            h = step(h, hashes[id as usize], self.bytes[i + 1] - self.bytes[i]);
+            out.push(h);
+        }
+        out
     }
 
     /// Key of the concatenation of words[i..j]: its hash and its byte length.
     fn concat_key(&self, i: usize, j: usize) -> (u64, usize) {
+        let concat = self.concat.get_or_init(|| self.prefixes(|c, h, len| add(mul(c, byte_pow(len)), h)));
         let len = self.bytes[j] - self.bytes[i];
-        (sub(self.concat[j], mul(self.concat[i], byte_pow(len))), len)
+        (sub(concat[j], mul(concat[i], byte_pow(len))), len)
     }
 
     /// A key equal for equal concatenations of words[i..j] (and, rarely, for others): the
@@ -264,7 +281,8 @@ impl Grams {
     }
 
     fn seq_key(&self, i: usize, j: usize, word_pow: u64) -> u64 {
-        sub(self.seq[j], mul(self.seq[i], word_pow))
+        let seq = self.seq.get_or_init(|| self.prefixes(|s, h, len| add(mul(s, WORD_BASE), add(h, len as u64))));
+        sub(seq[j], mul(seq[i], word_pow))
     }
 
     fn chars(&self, i: usize, j: usize) -> usize {
