@@ -16,7 +16,7 @@ pub const REUSE: usize = 32;
 /// Bit `k` of each mask is the byte at `at + k`.
 #[derive(Clone, Copy)]
 pub struct Window {
-    pub at: usize,
+    at: usize,
     letter: u64,
     digit: u64,
     space: u64,
