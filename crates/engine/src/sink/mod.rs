@@ -18,6 +18,7 @@
 
 pub(crate) mod claim;
 pub(crate) mod commit;
+pub(crate) mod dictionary;
 pub(crate) mod exec;
 pub(crate) mod journal;
 pub(crate) mod layout;

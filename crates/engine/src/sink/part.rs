@@ -25,7 +25,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
-use super::{FileRecord, SinkOptions, TMP_SUFFIX};
+use super::{dictionary, FileRecord, SinkOptions, TMP_SUFFIX};
 
 /// Rows per write into the Parquet writer. The writer cuts pages and row groups at boundaries
 /// that depend on how rows arrive, so rows always arrive in slices of this size counted from
@@ -210,7 +210,7 @@ impl Part {
         while let Some(chunk) = self.chunks.next_completed_batch() {
             let open = match &mut self.open {
                 Some(o) => o,
-                None => self.open.insert(self.start()?),
+                None => self.open.insert(self.start(Some(&chunk))?),
             };
             open.rows += chunk.num_rows() as u64;
             let (t, p) = tokens_in(&chunk);
@@ -231,7 +231,8 @@ impl Part {
         Ok(())
     }
 
-    fn start(&self) -> Result<Open> {
+    /// Opens the file; its first slice (when it has one) decides which columns get a dictionary.
+    fn start(&self, first: Option<&RecordBatch>) -> Result<Open> {
         // Unique per attempt: a retried task never writes into a file another attempt is writing.
         // The random salt (std's per-hasher random keys) tells apart the parts this process
         // starts in the same nanosecond (unnamed parts of two partitions did, and one renamed the
@@ -241,7 +242,11 @@ impl Part {
         let name = self.name.as_deref().unwrap_or("part");
         let tmp = self.target.dir.clone().join(format!(".{name}.{}-{nanos}-{seq}{TMP_SUFFIX}", std::process::id()).as_str());
         let sink = HashingWriter { inner: BufWriter::new(Arc::clone(&self.target.store), tmp.clone()), hash: Sha256::new(), bytes: 0 };
-        let mut writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(self.target.props.clone()))?;
+        let props = match first {
+            Some(first) => dictionary::where_it_pays(self.target.props.clone(), first),
+            None => self.target.props.clone(),
+        };
+        let mut writer = AsyncArrowWriter::try_new(sink, Arc::clone(&self.target.schema), Some(props))?;
         let (slices, mut arriving) = mpsc::channel::<RecordBatch>(1);
         // Dropping the task (a cancelled query) aborts it: the temporary file is never renamed.
         let writer = SpawnedTask::spawn(async move {
@@ -261,7 +266,7 @@ impl Part {
         self.drain().await?;
         let open = match self.open.take() {
             Some(o) => o,
-            None if keep_empty => self.start()?,
+            None if keep_empty => self.start(None)?,
             None => return Ok(None),
         };
         let Open { tmp, slices, writer, rows, tokens, padding, reasons } = open;
