@@ -425,6 +425,13 @@ mod tests {
         };
         let declared = r#"<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Product", "name": "Mug"}</script>"#;
         assert_eq!(text(&page(declared)), format!("Stoneware mug\n{STORY}\n{STORY2}"));
+        // Reviews that outweigh the description are still beside it.
+        let many = format!("<div class=review><p>{STORY3}</p></div><div class=review><p>{STORY4}</p></div>");
+        let html = format!(
+            "<html><head>{declared}</head><body><main><h1>Stoneware mug</h1><p>{STORY}</p>\
+             <section id=\"individual-reviews\"><h2>What buyers say</h2>{many}</section></main></body></html>"
+        );
+        assert_eq!(text(&html), format!("Stoneware mug\n{STORY}"));
         // A review site's list or a service's testimonials: the reviews are the text.
         assert_eq!(text(&page("")), format!("Stoneware mug\n{STORY}\n{STORY2}\nWhat buyers say\n{STORY3}"));
     }

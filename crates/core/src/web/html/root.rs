@@ -8,6 +8,10 @@ use super::dom::{Dom, Id, Kind, Step};
 /// page's text: a page whose whole article sits in `<div class="comments-enabled">` is still the
 /// article (trafilatura guards its pruning the same way).
 const GUARD: f64 = 0.4;
+/// A declared product's customers' reviews are dropped while they hold less than this share of
+/// the page's text: a popular product's reviews often outweigh its description (REI's, Amazon's),
+/// and are still not the product; above it, the page is more likely a review site's.
+const REVIEWS_GUARD: f64 = 0.8;
 /// A paragraph this long is text, whatever the classes around it say (of the weaker kind: see
 /// `rules::BESIDE`).
 const LONG_PARAGRAPH: usize = 400;
@@ -206,7 +210,8 @@ impl<'d> Pruned<'d> {
                     && !(marks.comment_only && declared.thread)
                     && !(marks.beside_only && long_paragraph[i])
                     && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
-                (furniture || (declared.product && marks.reviews)) && (visible[i] as f64) < GUARD * total && !holds_main[i]
+                let reviews = declared.product && marks.reviews && (visible[i] as f64) < REVIEWS_GUARD * total;
+                (reviews || furniture && (visible[i] as f64) < GUARD * total) && !holds_main[i]
             }
             _ => false,
         };
