@@ -90,7 +90,7 @@ impl Placement {
                     ctx.sql(&format!("SET datafusion.runtime.memory_limit = '{}'", limit.replace('\'', "")))
                         .await
                         .with_context(|| format!("--memory-limit '{limit}': expected a size such as 512M or 4G"))?;
-                    return Ok(fair_shares(ctx)?);
+                    share_fairly(&ctx)?;
                 }
                 Ok(ctx)
             }
@@ -104,21 +104,25 @@ impl Placement {
     }
 }
 
-/// `ctx` with its memory limit shared fairly among the operators that can spill, as a Ballista
-/// executor shares its pool. DataFusion's `memory_limit` setting makes a first-come pool: two
-/// partitions' sorts (packing by source) raced for it, the one that lost could not hold even one
-/// batch after spilling all it had, and the run failed out of memory now and then where the
-/// other partition held nearly the whole pool.
-fn fair_shares(ctx: SessionContext) -> datafusion::error::Result<SessionContext> {
+/// Shares `ctx`'s memory limit, in place, fairly among the operators that can spill, as a
+/// Ballista executor shares its pool. DataFusion's `memory_limit` setting makes a first-come
+/// pool: two partitions' sorts (packing by source) raced for it, the one that lost could not hold
+/// even one batch after spilling all it had, and the run failed out of memory now and then where
+/// the other partition held nearly the whole pool (or hung). `--memory-limit` and a recipe's own
+/// `SET datafusion.runtime.memory_limit` both end here.
+pub(crate) fn share_fairly(ctx: &SessionContext) -> datafusion::error::Result<()> {
     use datafusion::execution::memory_pool::{FairSpillPool, MemoryLimit, TrackConsumersPool};
     use datafusion::execution::runtime_env::RuntimeEnvBuilder;
     use datafusion::execution::SessionStateBuilder;
-    let runtime = ctx.runtime_env();
-    let MemoryLimit::Finite(size) = runtime.memory_pool.memory_limit() else { return Ok(ctx) };
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let runtime = state.runtime_env();
+    let MemoryLimit::Finite(size) = runtime.memory_pool.memory_limit() else { return Ok(()) };
     // Five consumers named in an out-of-memory error, as DataFusion's own limit does.
     let pool = TrackConsumersPool::new(FairSpillPool::new(size), std::num::NonZeroUsize::new(5).unwrap_or(std::num::NonZeroUsize::MIN));
-    let runtime = RuntimeEnvBuilder::from_runtime_env(&runtime).with_memory_pool(std::sync::Arc::new(pool)).build_arc()?;
-    Ok(SessionContext::new_with_state(SessionStateBuilder::new_from_existing(ctx.state()).with_runtime_env(runtime).build()))
+    let runtime = RuntimeEnvBuilder::from_runtime_env(runtime).with_memory_pool(std::sync::Arc::new(pool)).build_arc()?;
+    *state = SessionStateBuilder::new_from_existing(state.clone()).with_runtime_env(runtime).build();
+    Ok(())
 }
 
 /// A name for this run, unique among a cluster's clients (from host, process and time): its
@@ -151,11 +155,10 @@ mod tests {
         assert_eq!(refusal(p).await.as_deref(), Some("--memory-limit applies to local runs; give executors --memory-pool-bytes"));
     }
 
-    #[tokio::test]
-    async fn the_memory_limit_is_shared_fairly_by_the_operators_that_can_spill() {
+    /// Two sorts of a pool of 100 MB each get half; the pool's error names them.
+    fn assert_fair(ctx: &SessionContext) {
         use datafusion::execution::memory_pool::MemoryConsumer;
-        let p = Placement { memory_limit: Some("100M".into()), ..Placement::default() };
-        let pool = p.context().await.unwrap().runtime_env().memory_pool.clone();
+        let pool = ctx.runtime_env().memory_pool.clone();
         let mb = 1 << 20;
         let (first, second) = (MemoryConsumer::new("sort 1").with_can_spill(true).register(&pool), MemoryConsumer::new("sort 2").with_can_spill(true).register(&pool));
         // A first-come pool would give the first sort 90 MB and leave the second one 10.
@@ -164,6 +167,21 @@ mod tests {
         second.try_grow(50 * mb).unwrap();
         let err = MemoryConsumer::new("merge").register(&pool).try_grow(mb).unwrap_err().to_string();
         assert!(err.contains("sort 1") && err.contains("sort 2"), "the error names the largest consumers: {err}");
+    }
+
+    #[tokio::test]
+    async fn the_memory_limit_is_shared_fairly_by_the_operators_that_can_spill() {
+        let p = Placement { memory_limit: Some("100M".into()), ..Placement::default() };
+        assert_fair(&p.context().await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_recipes_own_memory_limit_is_shared_fairly_too() {
+        let p = Placement::default();
+        let ctx = p.context().await.unwrap();
+        let recipe = Recipe::parse("r", "SET datafusion.runtime.memory_limit = '100M'; SELECT 1", &Default::default()).unwrap();
+        p.runner(&ctx, &recipe).run().await.unwrap();
+        assert_fair(&ctx);
     }
 
     #[tokio::test]

@@ -563,7 +563,12 @@ impl<'a> Runner<'a> {
             }
             Kind::Other => {
                 // Definitions run when planned; EXPLAIN, DESCRIBE and SHOW have rows to print.
+                let pool = Arc::clone(&self.ctx.runtime_env().memory_pool);
                 let df = self.ctx.sql(&stmt.sql).await?;
+                // `SET datafusion.runtime.memory_limit` made a first-come pool: shared fairly again.
+                if !Arc::ptr_eq(&pool, &self.ctx.runtime_env().memory_pool) {
+                    crate::placement::share_fairly(self.ctx)?;
+                }
                 self.check_drift(stmt, df.logical_plan(), drift)?;
                 let has_rows = !matches!(df.logical_plan(), LogicalPlan::Ddl(_) | LogicalPlan::Statement(_) | LogicalPlan::EmptyRelation(_));
                 let schema = Arc::new(df.schema().as_arrow().clone());
