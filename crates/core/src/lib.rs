@@ -28,6 +28,8 @@ pub mod error;
 pub mod fasttext;
 pub mod guard;
 mod hint;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 pub mod load;
 pub mod neural;
 pub mod pack;

@@ -51,26 +51,15 @@ fn masks(chunk: &[u8]) -> (u64, u64) {
 
 #[cfg(target_arch = "x86_64")]
 fn masks_of(block: &[u8; BLOCK]) -> (u64, u64) {
-    use std::arch::x86_64::*;
-    // `(b | 0x20) - 'a' < 26` is a letter; SSE2 compares bytes signed, so the range is moved to
-    // start at i8::MIN.
-    let letter_from = 0x80u8.wrapping_sub(b'a') as i8;
-    let letter_end = (0x80 + 26u8) as i8;
-    let (mut spaces, mut other) = (0u64, 0u64);
-    for (i, lane) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86_64, so every x86_64 CPU has these instructions; `lane` is 16
-        // readable bytes and the load has no alignment requirement.
-        let (is_space, is_letter) = unsafe {
-            let v = _mm_loadu_si128(lane.as_ptr().cast());
-            let folded = _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(letter_from));
-            (_mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8)), _mm_cmplt_epi8(folded, _mm_set1_epi8(letter_end)))
-        };
-        // SAFETY: as above.
-        let (space_bits, kept_bits) = unsafe { (_mm_movemask_epi8(is_space), _mm_movemask_epi8(_mm_or_si128(is_space, is_letter))) };
-        spaces |= u64::from(space_bits as u16) << (16 * i);
-        other |= u64::from(!(kept_bits as u16)) << (16 * i);
+    use crate::lanes::Lane;
+    let (mut spaces, mut kept) = (0u64, 0u64);
+    for (lane, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let v = Lane::load(chunk);
+        let space = v.eq(b' ');
+        spaces |= space.at(lane);
+        kept |= space.or(v.ascii_letter()).at(lane);
     }
-    (spaces, other)
+    (spaces, !kept)
 }
 
 #[cfg(not(target_arch = "x86_64"))]

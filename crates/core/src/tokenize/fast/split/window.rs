@@ -136,32 +136,17 @@ impl Window {
 
 #[cfg(target_arch = "x86_64")]
 fn masks(bytes: &[u8; BYTES], w: &mut Window) {
-    use std::arch::x86_64::*;
-    // `b - lo < n` for bytes as unsigned: SSE2 compares bytes signed, so the range is moved to
-    // start at i8::MIN.
-    let below = |v: __m128i, lo: u8, n: u8| -> __m128i {
-        // SAFETY: SSE2 is part of x86_64.
-        unsafe { _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8)), _mm_set1_epi8((0x80 + n) as i8)) }
-    };
-    let bits = |m: __m128i, lane: usize| -> u64 {
-        // SAFETY: as above.
-        u64::from(unsafe { _mm_movemask_epi8(m) } as u16) << (16 * lane)
-    };
-    for (lane, chunk) in bytes.chunks_exact(16).enumerate() {
-        // SAFETY: as above; `chunk` is 16 readable bytes, and the load has no alignment
-        // requirement.
-        let (v, eq) = unsafe { (_mm_loadu_si128(chunk.as_ptr().cast()), |v, b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) };
-        // SAFETY: as above.
-        let (blank, newline, quote, folded) =
-            unsafe { (eq(v, b' '), _mm_or_si128(eq(v, b'\n'), eq(v, b'\r')), eq(v, b'\''), _mm_or_si128(v, _mm_set1_epi8(0x20))) };
-        w.letter |= bits(below(folded, b'a', 26), lane);
-        w.digit |= bits(below(v, b'0', 10), lane);
-        // SAFETY: as above.
-        w.space |= bits(unsafe { _mm_or_si128(blank, below(v, b'\t', 5)) }, lane);
-        w.newline |= bits(newline, lane);
-        w.high |= bits(v, lane);
-        w.blank |= bits(blank, lane);
-        w.quote |= bits(quote, lane);
+    use crate::lanes::Lane;
+    for (lane, chunk) in bytes.as_chunks::<16>().0.iter().enumerate() {
+        let v = Lane::load(chunk);
+        let blank = v.eq(b' ');
+        w.letter |= v.ascii_letter().at(lane);
+        w.digit |= v.within(b'0', 10).at(lane);
+        w.space |= blank.or(v.within(b'\t', 5)).at(lane);
+        w.newline |= v.eq(b'\n').or(v.eq(b'\r')).at(lane);
+        w.high |= v.high().at(lane);
+        w.blank |= blank.at(lane);
+        w.quote |= v.eq(b'\'').at(lane);
     }
 }
 
