@@ -44,17 +44,16 @@ impl Pieces<'_> {
     /// follow `i`.
     #[inline(always)]
     fn from_window(&mut self, i: usize) -> Option<usize> {
-        let max_digits = match self.split {
+        let digits = match self.split {
             Split::Regex(SplitPattern::R50k) => None,
-            Split::Regex(SplitPattern::Cl100k) => Some(3),
-            Split::Regex(SplitPattern::Qwen) => Some(1),
+            Split::Regex(SplitPattern::Cl100k | SplitPattern::Qwen) => Some(max_digits(self.split)),
             Split::Regex(SplitPattern::O200k) | Split::Metaspace => return None,
         };
         if !self.window.serves(i) {
             let bytes = self.text.as_bytes().get(i..i + window::BYTES)?;
             self.window = Window::of(bytes.try_into().expect("64 bytes"), i);
         }
-        match max_digits {
+        match digits {
             None => self.window.r50k(i),
             Some(n) => self.window.cl100k(i, n),
         }
@@ -77,13 +76,23 @@ impl<'a> Iterator for Pieces<'a> {
         }
         let end = match self.split {
             Split::Regex(SplitPattern::R50k) => r50k(b, i),
-            Split::Regex(SplitPattern::Cl100k) => cl100k(b, i, 3),
-            Split::Regex(SplitPattern::Qwen) => cl100k(b, i, 1),
+            Split::Regex(SplitPattern::Cl100k | SplitPattern::Qwen) => cl100k(b, i, max_digits(self.split)),
             Split::Regex(SplitPattern::O200k) => o200k(b, i),
             Split::Metaspace => metaspace(b, i),
         };
         self.pos = end;
         Some(&self.text[i..end])
+    }
+}
+
+/// The most digits one piece of the cl100k-shaped splits holds: three for cl100k and Llama-3,
+/// one for Qwen.
+#[inline(always)]
+fn max_digits(split: Split) -> usize {
+    if split == Split::Regex(SplitPattern::Qwen) {
+        1
+    } else {
+        3
     }
 }
 
