@@ -16,7 +16,7 @@ pub(crate) struct Lane(__m128i);
 pub(crate) struct Bits(__m128i);
 
 impl Lane {
-    /// The 16 bytes at the start of `chunk`, which must hold as many.
+    /// The 16 bytes of `chunk`.
     #[inline(always)]
     pub fn load(chunk: &[u8; 16]) -> Self {
         // SAFETY: SSE2 is part of x86_64; `chunk` is 16 readable bytes and the load has no

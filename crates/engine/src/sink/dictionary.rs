@@ -2,7 +2,7 @@
 //! and, per row group, falls back to plain pages once the dictionary outgrows its page (1 MiB).
 //! On a column of unique values (`id`, `_row`, band hashes, texts) each row group so hashes its
 //! first megabyte of values into a dictionary that is then thrown away, and still writes the
-//! dictionary page: MinHash's signature file was 27% larger and its run 2-5% slower for it. The
+//! dictionary page: MinHash's signature file was 27% larger and its run 2-4% slower for it. The
 //! first slice of a file ([`super::part::WRITE_ROWS`] rows, the same rows whatever the batches)
 //! decides instead: a column whose sampled values are mostly distinct is written plain.
 
