@@ -489,6 +489,34 @@ mod tests {
     }
 
     #[test]
+    fn comments_after_a_marked_story_stay_out_however_much_they_hold() {
+        // A declared article; three comments hold about three quarters of the text: more than
+        // the guard leaves to a class.
+        let comment = |i: usize| {
+            format!("<li class=comment><p class=comment-author>Reader {i} says</p><div class=comment-content><p>{STORY3} {STORY4} Reader {i} agrees with every word.</p></div></li>")
+        };
+        let comments: String = (0..3).map(comment).collect();
+        let page = |before: &str, after: &str| {
+            format!("<html><head><meta property=\"og:type\" content=\"article\"></head><body><div class=post>{before}<div id=comments class=entry-comments><ol class=comment-list>{comments}</ol></div>{after}</div></body></html>")
+        };
+        let (story, marked) = (format!("<p>{STORY}</p><p>{STORY2}</p>"), |s: &str| format!("<div class=entry-content>{s}</div>"));
+        assert_eq!(text(&page(&marked(&story), "")), format!("{STORY}\n{STORY2}"));
+        // Unmarked, the story is not one the page points to: the comments may be its text.
+        let read = text(&page(&story, ""));
+        assert!(read.contains("Reader 2 agrees"), "{read}");
+    }
+
+    #[test]
+    fn a_list_set_in_one_paragraph_with_line_breaks_is_text_but_a_byline_is_not() {
+        let ranking: Vec<String> = (1..=8).map(|i| format!("0{i}. Singer number {i}")).collect();
+        let html = format!(
+            "<body><article><p>{STORY}</p><p>{STORY2}</p><p>{}</p><p>By Jane Doe<br>March 3, 2024</p></article></body>",
+            ranking.join("<br>")
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{}", ranking.join("\n")));
+    }
+
+    #[test]
     fn a_listings_posts_keep_their_dates_but_an_article_loses_its_dateline() {
         let card = |i: usize| {
             format!(

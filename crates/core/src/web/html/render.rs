@@ -25,6 +25,8 @@ const LONG_HEADING: usize = 120;
 /// credits; not list items: an article that ends in a list (what to pack, where to buy) ends in
 /// short lines.
 const EDGE_CHARS: usize = 40;
+/// Lines set apart by `<br>` in a run this long are a list's items.
+const MIN_LINES: usize = 6;
 /// A block this long that the text already holds is a repeat.
 const REPEAT_CHARS: usize = 20;
 /// Beside the main element, only a block this long without links is text (a lede); shorter ones
@@ -40,6 +42,8 @@ pub struct Block {
     cell: bool,
     /// A list item.
     item: bool,
+    /// A line that a `<br>` ends or starts: its paragraph's number (0: none).
+    line: u32,
     /// Outside the main element: kept only as a paragraph of its own.
     outside: bool,
     /// Preformatted (code): its lines may repeat.
@@ -71,6 +75,8 @@ struct Blocks {
     inside: bool,
     /// Inside the list of items.
     listed: bool,
+    /// Paragraphs begun, for the lines' [`Block::line`].
+    paragraphs: u32,
 }
 
 impl Blocks {
@@ -134,7 +140,7 @@ fn invisible(c: char) -> bool {
 /// text.
 pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>, list: bool) -> Vec<Block> {
     let dom = pruned.dom;
-    let mut b = Blocks { inside: top == core, ..Blocks::default() };
+    let mut b = Blocks { inside: top == core, paragraphs: 1, ..Blocks::default() };
     let read = |id: Id| !pruned.dropped(id) && (list || dom.name(id) != Some("time") || items.is_some_and(|l| dom.within(id, l)));
     dom.walk(top, read, |step| {
         let (id, open) = match step {
@@ -154,8 +160,15 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>, list: bool)
             Kind::Element { name, .. } if read(id) => name,
             _ => return,
         };
-        if is_block(name) {
+        if name == "br" {
+            if open {
+                b.cur.line = b.paragraphs;
+                b.flush();
+                b.cur.line = b.paragraphs;
+            }
+        } else if is_block(name) {
             b.flush();
+            b.paragraphs += 1;
         }
         let delta = |n: &mut usize| if open { *n += 1 } else { *n -= 1 };
         match name {
@@ -223,6 +236,18 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
             blocks.iter().zip(&keep).rposition(paragraph).unwrap_or(blocks.len()),
         ),
     };
+    // Lines a writer set apart with `<br>` in one paragraph, [`MIN_LINES`] or more: a list (a
+    // ranking's names, a poem's verses), not a byline and a date, nor a press contact's lines.
+    let mut listed_lines = vec![false; blocks.len()];
+    let mut i = 0;
+    while i < blocks.len() {
+        let line = blocks[i].line;
+        let run = blocks[i..].iter().take_while(|b| line > 0 && b.line == line).count();
+        if run >= MIN_LINES {
+            listed_lines[i..i + run].fill(true);
+        }
+        i += run.max(1);
+    }
     let mut out = String::new();
     let (mut seen, mut len) = (std::collections::HashSet::new(), 0);
     for (i, b) in blocks.iter().enumerate() {
@@ -230,7 +255,7 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
             continue;
         }
         let edge = i < first || i > last;
-        if edge && !b.listed && !b.heading && !b.cell && !b.item && b.chars() < EDGE_CHARS {
+        if edge && !b.listed && !b.heading && !b.cell && !b.item && !listed_lines[i] && b.chars() < EDGE_CHARS {
             continue;
         }
         // A linked heading after the last paragraph, or before the first but not heading it, is

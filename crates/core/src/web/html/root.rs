@@ -10,7 +10,8 @@ use super::dom::{Dom, Id, Kind, Step};
 const GUARD: f64 = 0.4;
 /// A declared product's customers' reviews are dropped while they hold less than this share of
 /// the page's text: a popular product's reviews often outweigh its description (REI's, Amazon's),
-/// and are still not the product; above it, the page is more likely a review site's.
+/// and are still not the product; above it, the page is more likely a review site's. So is a
+/// comment section after a marked story: a popular post's comments outweigh it too.
 const REVIEWS_GUARD: f64 = 0.8;
 /// A paragraph this long is text, whatever the classes around it say (of the weaker kind: see
 /// `rules::BESIDE`).
@@ -104,6 +105,7 @@ struct Present {
     hidden: bool,
     slider: bool,
     builder: bool,
+    comment_section: bool,
 }
 
 impl Present {
@@ -116,6 +118,7 @@ impl Present {
                 present.hidden |= marks.hidden;
                 present.slider |= marks.slider_only;
                 present.builder |= marks.builder_document;
+                present.comment_section |= marks.comment_section;
             }
         }
         present
@@ -202,6 +205,17 @@ impl<'d> Pruned<'d> {
         } else {
             vec![false; n]
         };
+        // A comment section after a marked story, outside it: the page says where its story is,
+        // so the comments are not it, however many there are (up to the reviews' share). Node ids
+        // follow the document's order.
+        let stories: Vec<Id> = if present.comment_section && !declared.thread {
+            (0..n as Id)
+                .filter(|&id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.content) && visible[id as usize] >= MIN_MARKED)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let after_story = |id: Id| stories.iter().any(|&s| s < id && !dom.within(id, s));
         let by_class = |id: Id| match dom.kind(id) {
             Kind::Element { marks, .. } => {
                 let i = id as usize;
@@ -210,8 +224,9 @@ impl<'d> Pruned<'d> {
                     && !(marks.comment_only && declared.thread)
                     && !(marks.beside_only && long_paragraph[i])
                     && !(marks.slider_only && unlinked[i] as f64 >= SLIDE_TEXT * visible[i] as f64);
-                let reviews = declared.product && marks.reviews && (visible[i] as f64) < REVIEWS_GUARD * total;
-                (reviews || furniture && (visible[i] as f64) < GUARD * total) && !holds_main[i]
+                let aside = (declared.product && marks.reviews || marks.comment_section && after_story(id))
+                    && (visible[i] as f64) < REVIEWS_GUARD * total;
+                (aside || furniture && (visible[i] as f64) < GUARD * total) && !holds_main[i]
             }
             _ => false,
         };
