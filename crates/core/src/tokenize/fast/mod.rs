@@ -144,7 +144,7 @@ impl FastBpe {
             .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        // The front table (1 MiB) is larger than the CPU's nearest caches, and its lookup was a
+        // The front table (4 MiB) is larger than the CPU's nearest caches, and its lookup was a
         // fifth of the loop's samples, waiting for the set. Pieces are cut [`BATCH`] at a time
         // and their sets asked for before the first is looked up, so the loads overlap.
         let mut pieces = split::pieces(text, self.split, self.classes);
@@ -168,6 +168,10 @@ impl FastBpe {
                 let start = out.len();
                 if let Some(id) = self.model.whole(bytes) {
                     out.push(id);
+                } else if key.is_some() {
+                    // Short: merged again, not looked up further (see [`cache`]).
+                    cache.misses += 1;
+                    self.model.merge(bytes, out);
                 } else if !cache.extend(bytes, out) {
                     self.model.merge(bytes, out);
                     cache.insert(bytes, start, out);
@@ -218,5 +222,23 @@ impl Encode for FastBpe {
         let mut lengths = self.model.byte_lengths()?;
         self.added.for_each(|content, id| bpe::set_length(&mut lengths, id, content.len()));
         Some(lengths)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tokenize::Tokenizer;
+
+    #[test]
+    fn only_pieces_too_long_for_the_front_table_reach_the_generations() {
+        let tok = Tokenizer::load("tiktoken:cl100k_base").unwrap();
+        // Short pieces of several tokens each (" qzxv", " vbnmq"), and one long piece.
+        let text = "The qzxv fox vbnmq over the lazy dog's antidisestablishmentarianism.";
+        let first = tok.encode_whole(text).unwrap();
+        let stats = tok.cache_stats().unwrap();
+        // " antidisestablishmentarianism" (29 bytes) alone: the short ones are in front.
+        assert_eq!(stats.entries, 1, "{stats:?}");
+        assert_eq!(tok.encode_whole(text).unwrap(), first);
+        assert_eq!(tok.cache_stats().unwrap().entries, 1);
     }
 }
