@@ -5,18 +5,19 @@
 //! the bytes packed into a u128 ([`super::bpe::short_key`]): no hashing of a slice, no pointer
 //! chase, no `memcmp`, and each set one cache line. A miss there costs a vocabulary lookup in a
 //! table of megabytes (two cache misses of the CPU) and often a merge, so the table takes half
-//! the budget: 128K entries (4 MiB). Against 32K entries (1 MiB), Llama-3 encoded 61 MB of
-//! Wikipedia in one pass 1.3x as fast, UDHR 1.06x, Python sources 1.03x.
+//! the budget: 128K entries (4 MiB; 32K before, when Llama-3 encoded 61 MB of Wikipedia 1.2x
+//! slower in one pass).
 //!
 //! Most pre-tokens repeat (" the", " of", "\n\n"), so BPE runs only on a miss. Each thread owns
 //! its cache, so the hot path takes no contended lock. Pieces too long for the front table go
 //! to two generations of a quarter of the budget each; a short piece the front table dropped is
-//! merged again, which costs less than keeping it there too (the generations' lookups and
-//! inserts evicted the front table's lines from the CPU's caches: Wikipedia 1.12x as fast without
-//! them). When the young generation is full, it becomes the old one (the previous old one is
-//! cleared and reused as the young), and a hit in the old one copies the entry back to the
-//! young. Pieces in use survive every turnover; pieces seen once age out. Each generation is
-//! allocated once at its final size, so it never grows past the budget.
+//! merged again, which costs less than keeping it there too: the generations' hashing, probes
+//! and inserts pushed the front table's lines out of the CPU's caches (without them, Wikipedia
+//! 1.15x as fast, UDHR 1.2x, Python sources 1.05x). When the young generation is full, it
+//! becomes the old one (the previous old one is cleared and reused as the young), and a hit in
+//! the old one copies the entry back to the young. Pieces in use survive every turnover; pieces
+//! seen once age out. Each generation is allocated once at its final size, so it never grows
+//! past the budget.
 
 use std::mem::size_of;
 
