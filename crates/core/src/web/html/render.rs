@@ -6,12 +6,13 @@
 use super::dom::{Id, Kind, Step};
 use super::root::Pruned;
 
-/// Elements that start and end a block of text.
+/// Elements that start and end a block of text. A `<br>` ends one too; [`blocks`] reads it
+/// apart, for the lines it sets off.
 fn is_block(tag: &str) -> bool {
     matches!(
         tag,
         "p" | "div" | "section" | "article" | "main" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "ul" | "ol"
-            | "dl" | "dt" | "dd" | "blockquote" | "pre" | "table" | "tr" | "br" | "hr" | "body" | "center" | "address"
+            | "dl" | "dt" | "dd" | "blockquote" | "pre" | "table" | "tr" | "hr" | "body" | "center" | "address"
             | "details" | "summary" | "caption"
     )
 }
@@ -160,6 +161,7 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>, list: bool)
             Kind::Element { name, .. } if read(id) => name,
             _ => return,
         };
+        // A `<br>` ends a block too, and marks the lines on both sides of it as its paragraph's.
         if name == "br" {
             if open {
                 b.cur.line = b.paragraphs;
