@@ -169,7 +169,7 @@ impl FastBpe {
                 if let Some(id) = self.model.whole(bytes) {
                     out.push(id);
                 } else if key.is_some() {
-                    // Short: merged again, not looked up further (see [`cache`]).
+                    // Short (up to 15 bytes): merged again, never kept in a generation (see [`cache`]).
                     cache.misses += 1;
                     self.model.merge(bytes, out);
                 } else if !cache.extend(bytes, out) {
