@@ -10,6 +10,7 @@ pub mod gopher;
 pub mod params;
 pub mod registry;
 pub mod repetition;
+mod vocab;
 
 #[cfg(test)]
 mod tests;
@@ -17,10 +18,9 @@ mod tests;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use rustc_hash::FxHashMap;
-
 use crate::text::py;
 use crate::text::words::split_words;
+pub use vocab::Vocab;
 
 /// A document under analysis: its spaCy words are split once, and its vocabulary built once,
 /// when a rule first needs them.
@@ -30,34 +30,6 @@ pub struct Doc<'a> {
     words: OnceCell<Vec<&'a str>>,
     vocab: OnceCell<Vocab<'a>>,
     lines: OnceCell<Vec<&'a str>>,
-}
-
-/// The distinct words of a document, so that per-word work is done once per word, not per
-/// occurrence: `ids[i]` indexes `words` and `counts` for the document's i-th word.
-pub struct Vocab<'a> {
-    /// Each distinct word once, in first-seen order.
-    pub words: Vec<&'a str>,
-    /// How often each distinct word occurs.
-    pub counts: Vec<u32>,
-    /// For each word of the document, its index in `words`.
-    pub ids: Vec<u32>,
-}
-
-impl<'a> Vocab<'a> {
-    fn new(words: &[&'a str]) -> Self {
-        let mut index: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(words.len() / 2, Default::default());
-        let mut v = Self { words: Vec::new(), counts: Vec::new(), ids: Vec::with_capacity(words.len()) };
-        for &w in words {
-            let id = *index.entry(w).or_insert_with(|| {
-                v.words.push(w);
-                v.counts.push(0);
-                (v.words.len() - 1) as u32
-            });
-            v.counts[id as usize] += 1;
-            v.ids.push(id);
-        }
-        v
-    }
 }
 
 impl<'a> Doc<'a> {
