@@ -119,18 +119,15 @@ pub fn find_duplicates<'a>(items: impl IntoIterator<Item = &'a str>) -> (usize, 
 
 /// Python's `re.split(r"\n{min,}", s)`: pieces between runs of at least `min` newlines.
 fn split_newline_runs(s: &str, min: usize) -> Vec<&str> {
-    let (bytes, mut out, mut start, mut i) = (s.as_bytes(), Vec::new(), 0, 0);
-    while i < bytes.len() {
-        if bytes[i] == b'\n' {
-            let run = bytes[i..].iter().take_while(|&&b| b == b'\n').count();
-            if run >= min {
-                out.push(&s[start..i]);
-                start = i + run;
-            }
-            i += run;
-        } else {
-            i += 1;
+    let (bytes, mut out, mut start, mut from) = (s.as_bytes(), Vec::new(), 0, 0);
+    while let Some(at) = memchr::memchr(b'\n', &bytes[from..]) {
+        let i = from + at;
+        let run = bytes[i..].iter().take_while(|&&b| b == b'\n').count();
+        if run >= min {
+            out.push(&s[start..i]);
+            start = i + run;
         }
+        from = i + run;
     }
     out.push(&s[start..]);
     out
@@ -155,26 +152,23 @@ fn sub(a: u64, b: u64) -> u64 {
     if a >= b { a - b } else { a + P - b }
 }
 
-/// An odd base for the mod-2^64 hash of the bound.
+/// An odd base for the mod-2^64 hash of the bound, and its inverse mod 2^64 (Newton's iteration,
+/// each step doubling the bits that are right: an odd number is its own inverse to 3 bits).
 const QUICK_BASE: u64 = 0x2545_f491_4f6c_dd1d;
+const QUICK_INVERSE: u64 = {
+    let mut x = QUICK_BASE;
+    let mut i = 0;
+    while i < 5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(QUICK_BASE.wrapping_mul(x)));
+        i += 1;
+    }
+    x
+};
 
 const POW_TABLE: usize = 4096;
 
-/// `QUICK_BASE^0 .. QUICK_BASE^(POW_TABLE - 1)` mod 2^64, built by the compiler: the bound reads
-/// one per n-gram, and a table behind a lazy cell paid a check of the cell on each read.
-static QUICK_POW: [u64; POW_TABLE] = {
-    let mut t = [1u64; POW_TABLE];
-    let mut i = 1;
-    while i < POW_TABLE {
-        t[i] = t[i - 1].wrapping_mul(QUICK_BASE);
-        i += 1;
-    }
-    t
-};
-
-fn quick_pow(e: usize) -> u64 {
-    QUICK_POW.get(e).copied().unwrap_or_else(|| power(QUICK_BASE, e, u64::wrapping_mul))
-}
+/// What spreads the bound's keys over their high bits, which pick a filter's word and bits.
+const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// `base^e` under the product `mul`, by squaring.
 fn power(mut base: u64, mut e: usize, mul: impl Fn(u64, u64) -> u64) -> u64 {
@@ -213,9 +207,14 @@ struct Grams<'v> {
     seq: OnceCell<Vec<u64>>,
     /// Each distinct word's 61-bit hash of its bytes, for both of the above.
     word_hashes: OnceCell<Vec<u64>>,
-    /// The mod-2^64 hash of the concatenation of words[..i]: weaker, but one multiplication per
-    /// n-gram, for the bound.
+    /// The mod-2^64 hash of the concatenation of words[..i], its k-th byte weighted by
+    /// `QUICK_BASE^k`, for the bound: weaker than the 61-bit hashes, but cheaper. The concatenation
+    /// of words[i..j] has the key `(quick[j] - quick[i]) * unshift[i]`: equal for equal
+    /// concatenations (and, rarely, for others).
     quick: Vec<u64>,
+    /// `QUICK_INVERSE^bytes[i]`: what moves an n-gram's part of `quick` back to weights from
+    /// `QUICK_BASE^0`, so equal n-grams at any offset get equal keys without a table of powers.
+    unshift: Vec<u64>,
     bytes: Vec<usize>,
     chars: Vec<usize>,
     /// The largest `count(w) * (len(w) + 1)` over the distinct words.
@@ -225,27 +224,39 @@ struct Grams<'v> {
 impl<'v> Grams<'v> {
     fn new(vocab: &'v Vocab<'v>) -> Self {
         let n = vocab.ids.len() + 1;
-        let per_word: Vec<(u64, usize, usize)> = vocab
+        // Per distinct word: its bytes' weighted sum, QUICK_BASE and QUICK_INVERSE to its length,
+        // its length in bytes and in characters.
+        let per_word: Vec<(u64, u64, u64, usize, usize)> = vocab
             .words
             .iter()
-            .map(|w| (w.bytes().fold(0u64, |h, x| h.wrapping_mul(QUICK_BASE).wrapping_add(x as u64 + 1)), w.len(), py::len(w)))
+            .map(|w| {
+                let (h, up, down) = w.bytes().fold((0u64, 1u64, 1u64), |(h, up, down), x| {
+                    (h.wrapping_add((x as u64 + 1).wrapping_mul(up)), up.wrapping_mul(QUICK_BASE), down.wrapping_mul(QUICK_INVERSE))
+                });
+                (h, up, down, w.len(), py::len(w))
+            })
             .collect();
-        let max_mass = per_word.iter().zip(&vocab.counts).map(|(&(_, _, chars), &count)| count as usize * (chars + 1)).max().unwrap_or(0);
-        let (mut quick, mut bytes, mut chars) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut q, mut b, mut ch) = (0u64, 0usize, 0usize);
+        let max_mass = per_word.iter().zip(&vocab.counts).map(|(w, &count)| count as usize * (w.4 + 1)).max().unwrap_or(0);
+        let (mut quick, mut unshift) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut bytes, mut chars) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut q, mut up, mut down, mut b, mut ch) = (0u64, 1u64, 1u64, 0usize, 0usize);
         quick.push(q);
+        unshift.push(down);
         bytes.push(b);
         chars.push(ch);
         for &id in &vocab.ids {
-            let (hq, len, c) = per_word[id as usize];
-            q = q.wrapping_mul(quick_pow(len)).wrapping_add(hq);
+            let (h, word_up, word_down, len, c) = per_word[id as usize];
+            q = q.wrapping_add(h.wrapping_mul(up));
+            up = up.wrapping_mul(word_up);
+            down = down.wrapping_mul(word_down);
             b += len;
             ch += c;
             quick.push(q);
+            unshift.push(down);
             bytes.push(b);
             chars.push(ch);
         }
-        Self { vocab, concat: OnceCell::new(), seq: OnceCell::new(), word_hashes: OnceCell::new(), quick, bytes, chars, max_mass }
+        Self { vocab, concat: OnceCell::new(), seq: OnceCell::new(), word_hashes: OnceCell::new(), quick, unshift, bytes, chars, max_mass }
     }
 
     fn word_hashes(&self) -> &[u64] {
@@ -272,12 +283,9 @@ impl<'v> Grams<'v> {
         (sub(concat[j], mul(concat[i], byte_pow(len))), len)
     }
 
-    /// A key equal for equal concatenations of words[i..j] (and, rarely, for others): the
-    /// mod-2^64 hash mixed with the byte length.
+    /// A key equal for equal concatenations of words[i..j] (and, rarely, for others).
     fn quick_key(&self, i: usize, j: usize) -> u64 {
-        let len = self.bytes[j] - self.bytes[i];
-        let h = self.quick[j].wrapping_sub(self.quick[i].wrapping_mul(quick_pow(len)));
-        (h ^ (len as u64).rotate_right(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        self.quick[j].wrapping_sub(self.quick[i]).wrapping_mul(self.unshift[i]).wrapping_mul(MIX)
     }
 
     fn seq_key(&self, i: usize, j: usize, word_pow: u64) -> u64 {
@@ -306,6 +314,34 @@ fn top_ngram_chars(g: &Grams, n_words: usize, n: usize) -> Option<usize> {
     let (count, first) = counts.values().copied().max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))?;
     let first = first as usize;
     Some((g.chars(first, first + n) + n - 1) * count as usize)
+}
+
+/// An upper bound of [`top_ngram_chars`] from a count-min sketch: n-grams counted in a table of
+/// 16-bit counters by their concatenation's key (equal word sequences have equal concatenations,
+/// so each counter holds at least the count of every n-gram whose key lands there), then the
+/// largest counter times characters over the n-grams. The most frequent n-gram's own position
+/// gives at least its value. On most documents a frequent n-gram's characters are a small part
+/// of the text, and the bound says so without the exact pass's hash map.
+fn top_ngram_chars_bound(g: &Grams, n_words: usize, n: usize, counts: &mut Vec<u16>) -> usize {
+    if n == 0 || n_words < n {
+        return 0;
+    }
+    let slots = (2 * (n_words - n + 1)).next_power_of_two().max(64);
+    let shift = 64 - slots.trailing_zeros();
+    counts.clear();
+    counts.resize(slots, 0);
+    for i in 0..=n_words - n {
+        let c = &mut counts[(g.quick_key(i, i + n) >> shift) as usize];
+        *c = c.saturating_add(1);
+    }
+    (0..=n_words - n)
+        .map(|i| {
+            // A saturated counter bounds nothing: the n-gram may occur more often.
+            let c = counts[(g.quick_key(i, i + n) >> shift) as usize];
+            if c == u16::MAX { usize::MAX } else { c as usize * (g.chars(i, i + n) + n - 1) }
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// `find_all_duplicate(words, n)`: characters of n-grams (joined by "") seen before, skipping n
@@ -391,10 +427,11 @@ impl GopherRepetition {
         let vocab = doc.vocab();
         let n_words = vocab.ids.len();
         let grams = Grams::new(vocab);
+        let mut counts = Vec::new();
         for &(n, t) in &self.top_n_grams {
             // The most frequent n-gram occurs at most as often as each of its words, so it covers at
-            // most n * max_mass characters.
-            if !exact && truthy(t).is_none_or(|t| ratio(n * grams.max_mass, len) <= t) {
+            // most n * max_mass characters; where that is too coarse, the sketch's bound decides.
+            if !exact && truthy(t).is_none_or(|t| ratio(n * grams.max_mass, len) <= t || ratio(top_ngram_chars_bound(&grams, n_words, n, &mut counts), len) <= t) {
                 continue;
             }
             let frac = top_ngram_chars(&grams, n_words, n).map_or(f64::NAN, |c| ratio(c, len));
@@ -505,6 +542,44 @@ mod tests {
             let exact = dup_ngram_chars(&g, n_words, n, &mut FxHashSet::default());
             let bound = dup_ngram_chars_bound(&g, n_words, n, &mut Vec::new());
             prop_assert!(bound >= exact, "bound {bound} < exact {exact}");
+        }
+    }
+
+    proptest! {
+        /// The sketch's bound never falls below the most frequent n-gram's characters.
+        #[test]
+        fn the_top_bound_holds(words in proptest::collection::vec(prop::sample::select(vec!["a", "b", "ab", "c", "bc", "abc", "é", "d"]), 0..400), n in 1usize..6) {
+            let text = words.join(" ");
+            let doc = Doc::new(&text);
+            let g = Grams::new(doc.vocab());
+            let n_words = doc.vocab().ids.len();
+            let exact = top_ngram_chars(&g, n_words, n).unwrap_or(0);
+            let bound = top_ngram_chars_bound(&g, n_words, n, &mut Vec::new());
+            prop_assert!(bound >= exact, "bound {bound} < exact {exact}");
+        }
+    }
+
+    proptest! {
+        /// `re.split(r"\n{min,}", s)`, as Python computes it for these strings (parts that are not
+        /// empty, so that two runs never meet).
+        #[test]
+        fn newline_runs_split_as_python_does(parts in proptest::collection::vec("[ab ]{1,3}", 1..8), runs in proptest::collection::vec(1usize..4, 7), min in 1usize..3) {
+            let mut text = parts[0].clone();
+            for (part, &run) in parts[1..].iter().zip(&runs) {
+                text.push_str(&"\n".repeat(run));
+                text.push_str(part);
+            }
+            let mut want = vec![parts[0].clone()];
+            for (part, &run) in parts[1..].iter().zip(&runs) {
+                match run >= min {
+                    true => want.push(part.clone()),
+                    false => if let Some(last) = want.last_mut() {
+                        last.push_str(&"\n".repeat(run));
+                        last.push_str(part);
+                    },
+                }
+            }
+            prop_assert_eq!(split_newline_runs(&text, min), want);
         }
     }
 
