@@ -139,13 +139,24 @@ impl C4Quality {
         };
         let mut out = Outcome { reason: None, text: None, n_lines: lines.len(), n_kept_lines: 0, n_sentences: 0 };
         let mut kept: Vec<Cow<str>> = Vec::new();
+        // No word can be too long within this many bytes (-1: no limit; other negative limits
+        // make every word too long, which only the split below says).
+        let limit = match self.max_word_length {
+            -1 => Some(usize::MAX),
+            m => usize::try_from(m).ok(),
+        };
         for &line in lines {
             let line = py::strip(line);
             let (mut n_words, mut too_long) = (0i64, false);
-            for w in py::split_whitespace(line) {
-                n_words += 1;
-                // A word has at most as many characters as bytes: only long ones are counted.
-                too_long |= self.max_word_length != -1 && w.len() as i64 > self.max_word_length && py::len(w) as i64 > self.max_word_length;
+            match limit.and_then(|limit| py::count_words_within(line, limit)) {
+                Some(n) => n_words = n as i64,
+                None => {
+                    for w in py::split_whitespace(line) {
+                        n_words += 1;
+                        // A word has at most as many characters as bytes: only long ones are counted.
+                        too_long |= self.max_word_length != -1 && w.len() as i64 > self.max_word_length && py::len(w) as i64 > self.max_word_length;
+                    }
+                }
             }
             if too_long {
                 continue;

@@ -126,6 +126,37 @@ pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `len(s.split())` where no word is longer than `limit` bytes, counted 64 bytes at a time in
+/// passes the compiler vectorizes; `None` where a word may be longer, or where `s` may hold
+/// whitespace beyond ASCII (a byte that starts such a character in UTF-8: `c2`, `e1`, `e2`,
+/// `e3`): callers then split.
+pub fn count_words_within(s: &str, limit: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    let (blocks, rest) = b.as_chunks::<64>();
+    let wide = |x: u8| u8::from(x == 0xc2) | u8::from(x.wrapping_sub(0xe1) < 3);
+    if blocks.iter().any(|block| block.iter().fold(0, |m, &x| m | wide(x)) != 0) || rest.iter().any(|&x| wide(x) != 0) {
+        return None;
+    }
+    // A word of more than `limit` bytes holds a whole aligned block of `limit / 2 + 1` bytes.
+    if b.len() > limit && b.chunks_exact(limit / 2 + 1).any(|block| !block.iter().any(|&x| ascii_space(x))) {
+        return None;
+    }
+    // Words start at a byte that is no space after one that is (or at the start).
+    let start = |x: u8, before: u8| u8::from(!ascii_space(x) & ascii_space(before));
+    let mut before = b' ';
+    let mut words = 0;
+    for block in blocks {
+        let n = block[1..].iter().zip(&block[..63]).fold(start(block[0], before), |n, (&x, &y)| n + start(x, y));
+        words += usize::from(n);
+        before = block[63];
+    }
+    for &x in rest {
+        words += usize::from(start(x, before));
+        before = x;
+    }
+    Some(words)
+}
+
 /// `str.count(sub)`: non-overlapping occurrences.
 pub fn count(s: &str, sub: &str) -> usize {
     memchr::memmem::find_iter(s.as_bytes(), sub.as_bytes()).count()
@@ -215,8 +246,28 @@ mod tests {
             prop_assert_eq!(splitlines(&s), splitlines_by_chars(&s));
             prop_assert_eq!(splitlines_by_bytes(&s), splitlines_by_chars(&s));
             let words: Vec<&str> = split_whitespace(&s).collect();
+            for limit in [0, 1, 2, 3, 5, usize::MAX] {
+                let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+                if let Some(n) = count_words_within(&s, limit) {
+                    prop_assert!(n == words.len() && longest <= limit, "{limit}: {n} words, longest {longest}");
+                }
+            }
             let by_chars: Vec<&str> = s.split(isspace).filter(|w| !w.is_empty()).collect();
             prop_assert_eq!(words, by_chars);
+        }
+    }
+
+    proptest! {
+        /// Across 64-byte blocks too: the count is `str.split()`'s wherever one is given.
+        #[test]
+        fn words_are_counted_as_split_counts_them(s in "([ab\t\n\x1f ]|\u{e9}|xxxxxxxx){0,300}", limit in prop::sample::select(vec![3usize, 8, 20, usize::MAX])) {
+            let words: Vec<&str> = split_whitespace(&s).collect();
+            let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+            match count_words_within(&s, limit) {
+                Some(n) => prop_assert!(n == words.len() && longest <= limit),
+                // Only a word that may be too long sends a text without other spaces to the split.
+                None => prop_assert!(longest > limit / 2),
+            }
         }
     }
 
@@ -232,6 +283,9 @@ mod tests {
         assert!(isalpha('ß') && isalpha('漢') && !isalpha('\u{0301}') && !isalpha('Ⅻ') && !isalpha('1'));
         assert!(is_punctuation('-') && is_punctuation('…') && is_punctuation('«') && !is_punctuation('$') && !is_punctuation('+'));
         assert_eq!(split_whitespace(" a\u{a0}b\tc\u{1f}d ").collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+        assert_eq!(count_words_within("  ab \t\u{1f}c\u{e9}d e", 4), Some(3));
+        assert_eq!(count_words_within("ab cd", 1), None);
+        assert_eq!(count_words_within("a\u{a0}b", 9), None);
         assert_eq!(count("a....b…", "..."), 1);
         assert_eq!(strip("\u{85} x \u{3000}"), "x");
     }

@@ -29,6 +29,9 @@ struct Rules {
     /// Special cases that affix splitting would cut: their token sequence (as split without
     /// special cases), indexed by the first token.
     phrases: HashMap<String, Vec<(Vec<String>, String)>>,
+    /// [`filter_bit`]s of the phrases' first tokens, as `special_bits` is for the special cases:
+    /// the phrase pass looks up every token that touches the next (`word` of `word,`).
+    phrase_bits: Box<[u64; 1024]>,
 }
 
 
@@ -43,6 +46,7 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
         // called only on spans that contain a dot (every URL it accepts does).
         url: Regex::new(include_str!("spacy_en/url.re")).unwrap_or_else(|e| panic!("spaCy URL pattern: {e}")),
         special_bits: Box::new([0; 1024]),
+        phrase_bits: Box::new([0; 1024]),
         specials,
         phrases: HashMap::default(),
     };
@@ -67,6 +71,10 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
                 phrases.entry(first.clone()).or_default().push((tokens, key.clone()));
             }
         }
+    }
+    for first in phrases.keys() {
+        let bit = filter_bit(first);
+        rules.phrase_bits[bit / 64] |= 1 << (bit % 64);
     }
     rules.phrases = phrases;
     rules
@@ -338,7 +346,12 @@ impl Rules {
             if tokens.get(i + 1).is_none_or(|next| next.start != t.end) {
                 continue;
             }
-            let Some(candidates) = self.phrases.get(&text[t.clone()]) else { continue };
+            let first = &text[t.clone()];
+            let bit = filter_bit(first);
+            if self.phrase_bits[bit / 64] & (1 << (bit % 64)) == 0 {
+                continue;
+            }
+            let Some(candidates) = self.phrases.get(first) else { continue };
             for (pattern, key) in candidates {
                 let end = i + pattern.len();
                 if end <= tokens.len() && tokens[i..end].iter().zip(pattern).all(|(r, p)| &text[r.clone()] == p) {
