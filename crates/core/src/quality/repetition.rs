@@ -212,8 +212,9 @@ struct Grams<'v> {
     /// of words[i..j] has the key `(quick[j] - quick[i]) * unshift[i]`: equal for equal
     /// concatenations (and, rarely, for others).
     quick: Vec<u64>,
-    /// `QUICK_INVERSE^bytes[i]`: what moves an n-gram's part of `quick` back to weights from
-    /// `QUICK_BASE^0`, so equal n-grams at any offset get equal keys without a table of powers.
+    /// `QUICK_INVERSE^bytes[i] * MIX`: what moves an n-gram's part of `quick` back to weights from
+    /// `QUICK_BASE^0`, so equal n-grams at any offset get equal keys without a table of powers,
+    /// and spreads the key over its high bits in the same multiplication.
     unshift: Vec<u64>,
     bytes: Vec<usize>,
     chars: Vec<usize>,
@@ -241,7 +242,7 @@ impl<'v> Grams<'v> {
         let (mut bytes, mut chars) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut q, mut up, mut down, mut b, mut ch) = (0u64, 1u64, 1u64, 0usize, 0usize);
         quick.push(q);
-        unshift.push(down);
+        unshift.push(down.wrapping_mul(MIX));
         bytes.push(b);
         chars.push(ch);
         for &id in &vocab.ids {
@@ -252,7 +253,7 @@ impl<'v> Grams<'v> {
             b += len;
             ch += c;
             quick.push(q);
-            unshift.push(down);
+            unshift.push(down.wrapping_mul(MIX));
             bytes.push(b);
             chars.push(ch);
         }
@@ -285,7 +286,7 @@ impl<'v> Grams<'v> {
 
     /// A key equal for equal concatenations of words[i..j] (and, rarely, for others).
     fn quick_key(&self, i: usize, j: usize) -> u64 {
-        self.quick[j].wrapping_sub(self.quick[i]).wrapping_mul(self.unshift[i]).wrapping_mul(MIX)
+        self.quick[j].wrapping_sub(self.quick[i]).wrapping_mul(self.unshift[i])
     }
 
     fn seq_key(&self, i: usize, j: usize, word_pow: u64) -> u64 {
