@@ -72,7 +72,10 @@ impl FineWebQuality {
         let text = doc.text;
         let lines: Vec<&str> = text.split('\n').filter(|l| !py::strip(l).is_empty()).collect();
         let ends = lines.iter().filter(|l| l.chars().next_back().is_some_and(is_terminal_punctuation)).count();
-        let short = lines.iter().filter(|l| py::len(l) <= self.short_line_length).count();
+        // A line has at most as many characters as bytes and at least a quarter as many: only
+        // lines in between are counted.
+        let n = self.short_line_length;
+        let short = lines.iter().filter(|l| l.len() <= n || (l.len() <= n.saturating_mul(4) && py::len(l) <= n)).count();
         let newlines = text.bytes().filter(|&b| b == b'\n').count();
         Signals {
             n_lines: lines.len(),

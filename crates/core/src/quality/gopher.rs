@@ -103,6 +103,16 @@ impl GopherQuality {
         let n_words = vocab.ids.len();
         let (mut n_non_symbol, mut non_symbol_chars, mut alpha) = (0usize, 0usize, 0usize);
         let mut stop = vec![false; self.stop_words.len()];
+        // Most words are too long, or start with another byte, to be a stop word: told without
+        // comparing them to each.
+        let longest_stop = self.stop_words.iter().map(String::len).max().unwrap_or(0);
+        let mut stop_starts = [false; 256];
+        for s in &self.stop_words {
+            // An empty stop word matches no word (words are never empty).
+            if let Some(&b) = s.as_bytes().first() {
+                stop_starts[usize::from(b)] = true;
+            }
+        }
         for (w, &count) in vocab.words.iter().zip(&vocab.counts) {
             let count = count as usize;
             if w.chars().any(|c| !is_symbol(c)) {
@@ -112,7 +122,8 @@ impl GopherQuality {
             if w.chars().any(py::isalpha) {
                 alpha += count;
             }
-            if let Some(i) = self.stop_words.iter().position(|s| s == w) {
+            let maybe_stop = w.len() <= longest_stop && w.as_bytes().first().is_some_and(|&b| stop_starts[usize::from(b)]);
+            if let Some(i) = maybe_stop.then(|| self.stop_words.iter().position(|s| s == w)).flatten() {
                 stop[i] = true;
             }
         }
