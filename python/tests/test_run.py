@@ -120,7 +120,7 @@ def visible_parquet(folder: pathlib.Path) -> list[pathlib.Path]:
 
 
 def test_ctrl_c_stops_a_run_with_nothing_half_written_and_a_rerun_completes(tmp_path):
-    docs = write_docs(tmp_path / "in", files=24, docs=2500, words=120)
+    docs = write_docs(tmp_path / "in", files=24, docs=6000, words=200)
     recipe = tmp_path / "big.sql"
     recipe.write_text(BIG)
     params = {"input": f"{docs}/*.jsonl", "out": tmp_path / "out/"}
@@ -142,7 +142,7 @@ def test_ctrl_c_stops_a_run_with_nothing_half_written_and_a_rerun_completes(tmp_
     assert stopped < 2.0, f"KeyboardInterrupt came {stopped - 0.5:.1f} s after Ctrl-C"
     seen = []
     stats = tokq.run(recipe, params, partitions=2, progress=lambda *p: seen.append(p))
-    assert stats["outputs"][0]["rows"] == 24 * 2500
+    assert stats["outputs"][0]["rows"] == 24 * 6000
     assert tokq.open_output(str(out)).manifest is not None
     assert seen and seen[-1][0].startswith("statement 1/1: COPY") and max(p[1] for p in seen) > 0
 
