@@ -25,13 +25,13 @@ struct Rules {
     specials: HashMap<String, Vec<String>>,
     /// One bit per [`filter_bit`] of each special case: most spans are no special case, and
     /// one bit tells most of them so without hashing the span.
-    special_bits: Box<[u64; 1024]>,
+    special_bits: SpanFilter,
     /// Special cases that affix splitting would cut: their token sequence (as split without
     /// special cases), indexed by the first token.
     phrases: HashMap<String, Vec<(Vec<String>, String)>>,
     /// [`filter_bit`]s of the phrases' first tokens, as `special_bits` is for the special cases:
     /// the phrase pass looks up every token that touches the next (`word` of `word,`).
-    phrase_bits: Box<[u64; 1024]>,
+    phrase_bits: SpanFilter,
 }
 
 
@@ -45,14 +45,13 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
         // The URL pattern has negative look-aheads over repeated groups: a backtracking engine,
         // called only on spans that contain a dot (every URL it accepts does).
         url: Regex::new(include_str!("spacy_en/url.re")).unwrap_or_else(|e| panic!("spaCy URL pattern: {e}")),
-        special_bits: Box::new([0; 1024]),
-        phrase_bits: Box::new([0; 1024]),
+        special_bits: SpanFilter::default(),
+        phrase_bits: SpanFilter::default(),
         specials,
         phrases: HashMap::default(),
     };
     for key in rules.specials.keys() {
-        let bit = filter_bit(key);
-        rules.special_bits[bit / 64] |= 1 << (bit % 64);
+        rules.special_bits.insert(key);
     }
     let mut phrases: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::default();
     for key in rules.specials.keys() {
@@ -73,8 +72,7 @@ static EN: LazyLock<Rules> = LazyLock::new(|| {
         }
     }
     for first in phrases.keys() {
-        let bit = filter_bit(first);
-        rules.phrase_bits[bit / 64] |= 1 << (bit % 64);
+        rules.phrase_bits.insert(first);
     }
     rules.phrases = phrases;
     rules
@@ -93,8 +91,31 @@ thread_local! {
     static SPAN_CACHE: std::cell::RefCell<SpanCache> = Default::default();
 }
 
-/// A 16-bit digest of a span's length and first, second and last bytes: where its bit in
-/// `Rules::special_bits` is.
+/// One bit per [`filter_bit`] of each span inserted: a span whose bit is clear was never
+/// inserted, which most spans are told without hashing them.
+struct SpanFilter(Box<[u64; 1024]>);
+
+impl Default for SpanFilter {
+    fn default() -> Self {
+        Self(Box::new([0; 1024]))
+    }
+}
+
+impl SpanFilter {
+    fn insert(&mut self, s: &str) {
+        let bit = filter_bit(s);
+        self.0[bit / 64] |= 1 << (bit % 64);
+    }
+
+    #[inline]
+    fn may_hold(&self, s: &str) -> bool {
+        let bit = filter_bit(s);
+        self.0[bit / 64] & (1 << (bit % 64)) != 0
+    }
+}
+
+/// A 16-bit digest of a span's length and first, second and last bytes: where its bit in a
+/// [`SpanFilter`] is.
 #[inline]
 fn filter_bit(s: &str) -> usize {
     let b = s.as_bytes();
@@ -165,8 +186,7 @@ impl Rules {
         if !with_specials {
             return None;
         }
-        let bit = filter_bit(s);
-        if self.special_bits[bit / 64] & (1 << (bit % 64)) == 0 {
+        if !self.special_bits.may_hold(s) {
             return None;
         }
         self.specials.get(s)
@@ -347,8 +367,7 @@ impl Rules {
                 continue;
             }
             let first = &text[t.clone()];
-            let bit = filter_bit(first);
-            if self.phrase_bits[bit / 64] & (1 << (bit % 64)) == 0 {
+            if !self.phrase_bits.may_hold(first) {
                 continue;
             }
             let Some(candidates) = self.phrases.get(first) else { continue };
@@ -545,7 +564,7 @@ mod tests {
         }
         // And most words are turned away before the map.
         let words = ["the", "of", "and", "minhash", "signature", "tokenizer", "0", "documents", "überall"];
-        let passed = words.iter().filter(|w| { let b = super::filter_bit(w); EN.special_bits[b / 64] & (1 << (b % 64)) != 0 }).count();
+        let passed = words.iter().filter(|w| EN.special_bits.may_hold(w)).count();
         assert!(passed <= 2, "{passed} of {} common words pass the filter", words.len());
     }
 
