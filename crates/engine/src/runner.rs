@@ -78,12 +78,16 @@ const REMOTE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_mil
 /// statement: the scheduler's watchdog cancelled a job that Ballista stopped scheduling after an
 /// executor was lost, the job failed fetching shuffle data from a lost executor, or the client
 /// could not fetch the finished job's results from an executor that has gone (any address but
-/// the scheduler's, `scheduler` being its `df://host:port`). Rerunning is safe: every COPY
-/// commits atomically, and a rerun keeps the files already committed.
+/// the scheduler's, `scheduler` being its `df://host:port`), or a task's read of shuffle data
+/// broke off mid-stream when the executor serving it died (Ballista 55 reports that as the
+/// task's own error, not as a fetch failure, so it does not run the lost map tasks again).
+/// Rerunning is safe: every COPY commits atomically, and a rerun keeps the files already
+/// committed.
 fn lost_job(e: &DataFusionError, scheduler: Option<&str>) -> bool {
     let text = e.to_string();
     let lost_executor = scheduler.is_some_and(|url| unreachable_address(&text).is_some_and(|at| !url.ends_with(&format!("//{at}"))));
-    lost_executor || ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
+    let broken_read = scheduler.is_some() && text.contains("Task failed") && text.contains("error reading a body from connection");
+    lost_executor || broken_read || ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
 }
 
 /// The `host:port` a Ballista client failed to connect to, from its error text.
@@ -744,5 +748,21 @@ mod tests {
         assert!(!lost_job(&at("127.0.0.1:46363"), Some("df://127.0.0.1:46363")));
         assert!(!lost_job(&at("127.0.0.1:39789"), None));
         assert!(!lost_job(&DataFusionError::Plan("no such table".into()), Some("df://127.0.0.1:46363")));
+    }
+
+    #[test]
+    fn a_shuffle_read_broken_off_by_a_dying_executor_is_a_lost_job() {
+        // As the chaos test saw it (seed 1796633591483441867): the executor serving stage 2's
+        // output was killed while a stage 3 task streamed it.
+        let broken = DataFusionError::Execution(
+            "Job 038JFPMHPW000 failed: Job failed due to stage 3 failed: Task failed due to runtime execution error: \
+             DataFusionError(Shared(External(ArrowError(IpcError(\"Arrow error: Ipc error: code: 'Unknown error', message: \\\"h2 protocol \
+             error: error reading a body from connection\\\", source: hyper::Error(Body, Error { kind: Io(Custom { kind: BrokenPipe, \
+             error: \\\"stream closed because of a broken pipe\\\" }) })\")))))"
+                .into(),
+        );
+        assert!(lost_job(&broken, Some("df://127.0.0.1:34535")));
+        // Locally no executor can go away: the same words are the statement's own error.
+        assert!(!lost_job(&broken, None));
     }
 }
