@@ -257,8 +257,10 @@ async fn exchange(mut stream: impl AsyncRead + AsyncWrite + Unpin, request: &str
 /// "h2 protocol error" or "transport error"; `None` for any other error.
 pub fn lost_scheduler(url: &str, cause: &str) -> Option<String> {
     const SIGNS: [&str; 5] = ["h2 protocol error", "transport error", "error trying to connect", "connection refused", "broken pipe"];
-    // A connection to another address is an executor's: the scheduler may be fine.
-    if crate::runner::unreachable_address(cause).is_some_and(|at| !url.ends_with(&format!("//{at}"))) {
+    // A connection to another address is an executor's: the scheduler may be fine. A job the
+    // scheduler reported as failed came from a scheduler that is there: a task's own transport
+    // error is an executor's (a shuffle read from one that died).
+    if crate::runner::unreachable_address(cause).is_some_and(|at| !url.ends_with(&format!("//{at}"))) || cause.contains("Job failed due to") {
         return None;
     }
     let lower = cause.to_lowercase();
@@ -268,4 +270,21 @@ pub fn lost_scheduler(url: &str, cause: &str) -> Option<String> {
              the files already committed are kept and not written again"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_transport_error_of_the_scheduler_is_a_lost_scheduler() {
+        let url = "df://127.0.0.1:34535";
+        let line = lost_scheduler(url, "tonic::transport::Error(Transport, hyper::Error(Io, BrokenPipe)): transport error").unwrap();
+        assert!(line.starts_with("lost the scheduler at df://127.0.0.1:34535 ("), "{line}");
+        // The scheduler reported the job failed: a task's read from a dead executor broke off.
+        let task = "Job 038JFPMHPW000 failed: Job failed due to stage 3 failed: Task failed due to runtime execution error: \
+                    ArrowError(IpcError(\"h2 protocol error: error reading a body from connection\"))";
+        assert_eq!(lost_scheduler(url, task), None);
+        assert_eq!(lost_scheduler(url, "no such table"), None);
+    }
 }
