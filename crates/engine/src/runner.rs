@@ -85,9 +85,15 @@ const REMOTE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_mil
 /// committed.
 fn lost_job(e: &DataFusionError, scheduler: Option<&str>) -> bool {
     let text = e.to_string();
-    let lost_executor = scheduler.is_some_and(|url| unreachable_address(&text).is_some_and(|at| !url.ends_with(&format!("//{at}"))));
+    let lost_executor = scheduler.is_some_and(|url| executor_unreachable(&text, url));
     let broken_read = scheduler.is_some() && text.contains("Task failed") && text.contains("error reading a body from connection");
     lost_executor || broken_read || ["Cancelled", "FetchPartitionError", "Shuffle fetch partition error"].iter().any(|s| text.contains(s))
+}
+
+/// Whether a Ballista client failed to connect to an executor: an address other than the
+/// scheduler's (`scheduler` being its `df://host:port`).
+pub fn executor_unreachable(text: &str, scheduler: &str) -> bool {
+    unreachable_address(text).is_some_and(|at| !scheduler.ends_with(&format!("//{at}")))
 }
 
 /// The `host:port` a Ballista client failed to connect to, from its error text.

@@ -260,7 +260,7 @@ pub fn lost_scheduler(url: &str, cause: &str) -> Option<String> {
     // A connection to another address is an executor's: the scheduler may be fine. A job the
     // scheduler reported as failed came from a scheduler that is there: a task's own transport
     // error is an executor's (a shuffle read from one that died).
-    if crate::runner::unreachable_address(cause).is_some_and(|at| !url.ends_with(&format!("//{at}"))) || cause.contains("Job failed due to") {
+    if crate::runner::executor_unreachable(cause, url) || cause.contains("Job failed due to") {
         return None;
     }
     let lower = cause.to_lowercase();
