@@ -15,7 +15,7 @@ use html5ever::tree_builder::{ElemName, ElementFlags, NodeOrText, QuirksMode, Tr
 use html5ever::{parse_document, Attribute, LocalName, Namespace, ParseOpts, QualName};
 
 use super::raw;
-use super::rules::Marks;
+use super::rules::{Marks, WordsSeen};
 
 /// Nesting beyond which the rest of a page is not read: real pages stay under a few hundred
 /// levels; 20,000 unclosed `<div>`s took seconds to parse, a 2 MB page of them would take minutes.
@@ -73,7 +73,7 @@ impl Dom {
 
     fn parse_as_is(html: &str) -> Self {
         let deepest = Rc::new(Cell::new(0));
-        let sink = Sink { nodes: RefCell::new(vec![node(Kind::Document)]), deepest: Rc::clone(&deepest) };
+        let sink = Sink { nodes: RefCell::new(vec![node(Kind::Document)]), deepest: Rc::clone(&deepest), seen: RefCell::default() };
         // Scripting off, as a reader without JavaScript sees the page: `<noscript>` holds markup.
         let opts = ParseOpts { tree_builder: TreeBuilderOpts { scripting_enabled: false, ..Default::default() }, ..Default::default() };
         let mut parser = parse_document(sink, opts);
@@ -180,6 +180,7 @@ struct Sink {
     nodes: RefCell<Vec<Node>>,
     /// The deepest level a node was put at.
     deepest: Rc<Cell<u32>>,
+    seen: RefCell<WordsSeen>,
 }
 
 /// An element's name as the tree builder asks for it.
@@ -291,7 +292,7 @@ impl TreeSink for Sink {
     }
 
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _: ElementFlags) -> Id {
-        let marks = Marks::of(&name.local, &attrs);
+        let marks = Marks::of(&name.local, &attrs, &mut self.seen.borrow_mut());
         self.add(Kind::Element { name: name.local, ns: name.ns, marks })
     }
 
@@ -337,7 +338,7 @@ impl TreeSink for Sink {
 
     fn add_attrs_if_missing(&self, target: &Id, attrs: Vec<Attribute>) {
         if let Kind::Element { name, marks, .. } = &mut self.nodes.borrow_mut()[*target as usize].kind {
-            marks.add(&Marks::of(name, &attrs));
+            marks.add(&Marks::of(name, &attrs, &mut self.seen.borrow_mut()));
         }
     }
 

@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use html5ever::{Attribute, LocalName};
+use html5ever::{local_name, Attribute, LocalName};
 
 /// Tags whose content is never main text (`rt`, `rp`: the reading aids over Japanese and
 /// Chinese characters, which would otherwise be read twice). Not `form`: ASP.NET pages and
@@ -124,10 +124,12 @@ struct Lists {
     anchored: Vec<bool>,
 }
 
+fn list_words() -> impl Iterator<Item = &'static &'static str> {
+    CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS).chain(COMMENT_SECTIONS)
+}
+
 static LISTS: LazyLock<Lists> = LazyLock::new(|| {
-    let words = || {
-        CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS).chain(COMMENT_SECTIONS)
-    };
+    let words = list_words;
     Lists {
         // A DFA: about 200 words fit in a small one, and it searches faster than the default.
         automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words()).expect("the word lists are valid patterns"),
@@ -169,17 +171,15 @@ fn push_split(out: &mut String, value: &str) {
     }
 }
 
-/// Whether the attribute values hold a furniture, beside or content word. The values are
+/// Whether an attribute value holds a furniture, beside or content word. The value is
 /// lowercased, then split into words, and searched once for all lists; overlapping, so that one
-/// word found does not hide another that overlaps it.
-fn words_of(values: &[&str]) -> Words {
-    let mut words = values.join(" ");
-    words.make_ascii_lowercase();
+/// word found does not hide another that overlaps it. No list word holds a space or `--`, so none
+/// spans two values: an element's words are those of its values together.
+fn words_of(value: &str) -> Words {
+    let mut words = value.to_ascii_lowercase();
     let glued = words.len();
     words.push('\n');
-    for v in values {
-        push_split(&mut words, v);
-    }
+    push_split(&mut words, value);
     let mut out = Words::default();
     let consent_end = CONSENT_MANAGERS.len();
     let never_end = consent_end + NEVER_CONTENT.len();
@@ -249,7 +249,7 @@ fn item_own(class: &str) -> bool {
 }
 
 /// Which lists an element's attribute values hold a word of.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Words {
     consent_manager: bool,
     never_content: bool,
@@ -262,6 +262,38 @@ struct Words {
     widget: bool,
     comment: bool,
     comment_section: bool,
+}
+
+impl std::ops::BitOrAssign for Words {
+    fn bitor_assign(&mut self, other: Words) {
+        self.consent_manager |= other.consent_manager;
+        self.never_content |= other.never_content;
+        self.furniture |= other.furniture;
+        self.beside |= other.beside;
+        self.content |= other.content;
+        self.panel |= other.panel;
+        self.slider |= other.slider;
+        self.reviews |= other.reviews;
+        self.widget |= other.widget;
+        self.comment |= other.comment;
+        self.comment_section |= other.comment_section;
+    }
+}
+
+/// The words of each attribute value one page has, searched for once: a page draws most of its
+/// elements from a few classes, and the search is most of the cost of marking an element.
+#[derive(Default)]
+pub struct WordsSeen(rustc_hash::FxHashMap<Box<str>, Words>);
+
+impl WordsSeen {
+    fn of(&mut self, value: &str) -> Words {
+        if let Some(words) = self.0.get(value) {
+            return *words;
+        }
+        let words = words_of(value);
+        self.0.insert(value.into(), words);
+        words
+    }
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -309,21 +341,34 @@ pub struct Marks {
 }
 
 impl Marks {
-    pub fn of(tag: &LocalName, attrs: &[Attribute]) -> Self {
+    pub fn of(tag: &LocalName, attrs: &[Attribute], seen: &mut WordsSeen) -> Self {
         let tag: &str = tag;
-        let attr = |name: &str| {
-            debug_assert!(READ_ATTRIBUTES.contains(&name), "{name} is read: add it to READ_ATTRIBUTES");
-            attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
-        };
-        let role = attr("role").map(str::to_ascii_lowercase);
-        let values: Vec<&str> = ["class", "id", "role", "itemprop"].into_iter().filter_map(attr).collect();
-        let words = if values.is_empty() { Words::default() } else { words_of(&values) };
+        // One pass, names compared as atoms: this runs for every element of every page. The
+        // names are [`READ_ATTRIBUTES`]; the first of a name counts.
+        let (mut class, mut id, mut role, mut itemprop, mut style, mut hidden) = (None, None, None, None, None, false);
+        for a in attrs {
+            let value = Some(&*a.value);
+            match a.name.local {
+                local_name!("class") => class = class.or(value),
+                local_name!("id") => id = id.or(value),
+                local_name!("role") => role = role.or(value),
+                local_name!("itemprop") => itemprop = itemprop.or(value),
+                local_name!("style") => style = style.or(value),
+                local_name!("hidden") => hidden = true,
+                _ => {}
+            }
+        }
+        let mut words = Words::default();
+        for value in [class, id, role, itemprop].into_iter().flatten() {
+            words |= seen.of(value);
+        }
+        let role = role.map(str::to_ascii_lowercase);
         // A tab's or an accordion's panel is hidden until its tab or title is chosen: every
         // reader can open it.
         let panel = words.panel || role.as_deref() == Some("tabpanel");
         let hidden = !panel
-            && (attr("hidden").is_some()
-                || attr("style").is_some_and(|s| {
+            && (hidden
+                || style.is_some_and(|s| {
                     // Most styles say neither; only those that might are read closely.
                     let lower = s.to_ascii_lowercase();
                     (lower.contains("none") || lower.contains("hidden")) && {
@@ -337,7 +382,7 @@ impl Marks {
         let shape = {
             let mut h = rustc_hash::FxHasher::default();
             tag.hash(&mut h);
-            for class in attr("class").unwrap_or("").split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit()) && !item_own(c)) {
+            for class in class.unwrap_or("").split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit()) && !item_own(c)) {
                 class.hash(&mut h);
             }
             h.finish() as u32
@@ -361,16 +406,16 @@ impl Marks {
             widget_only: words.widget && !words.comment && !other_boilerplate,
             comment_only,
             comment_section: comment_only && words.comment_section,
-            builder_document: attr("class").is_some_and(builder_document),
+            builder_document: class.is_some_and(builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
             consent_manager: !page && words.consent_manager,
             content: matches!(tag, "article" | "main")
                 || role.as_deref() == Some("main")
-                || attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
+                || itemprop.is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
                 || content_word,
             shape,
-            classed: attr("class").is_some_and(|c| !c.trim().is_empty()),
+            classed: class.is_some_and(|c| !c.trim().is_empty()),
         }
     }
 
@@ -389,12 +434,29 @@ mod tests {
 
     use super::*;
 
+    fn attributes(pairs: &[(&str, &str)]) -> Vec<Attribute> {
+        pairs.iter().map(|(k, v)| Attribute { name: QualName::new(None, ns!(), LocalName::from(*k)), value: (*v).into() }).collect()
+    }
+
     fn marks(tag: &str, attrs: &[(&str, &str)]) -> Marks {
-        let attrs: Vec<Attribute> = attrs
-            .iter()
-            .map(|(k, v)| Attribute { name: QualName::new(None, ns!(), LocalName::from(*k)), value: (*v).into() })
-            .collect();
-        Marks::of(&LocalName::from(tag), &attrs)
+        Marks::of(&LocalName::from(tag), &attributes(attrs), &mut WordsSeen::default())
+    }
+
+    #[test]
+    fn a_word_is_found_in_one_value_or_not_at_all() {
+        // What lets `WordsSeen` search each value alone: no word spans a value's end.
+        for word in list_words() {
+            assert!(!word.contains(' ') && !word.contains("--"), "{word:?} could span two values");
+        }
+        // One value's words still weigh with another's: a content word in the class keeps an
+        // element whose id names a share bar, searched anew or remembered.
+        assert!(marks("div", &[("id", "share-buttons")]).boilerplate);
+        let both = marks("div", &[("class", "post-body"), ("id", "share-buttons")]);
+        assert!(both.content && !both.boilerplate);
+        let mut seen = WordsSeen::default();
+        let div = LocalName::from("div");
+        assert!(Marks::of(&div, &attributes(&[("id", "share-buttons")]), &mut seen).boilerplate);
+        assert_eq!(Marks::of(&div, &attributes(&[("class", "post-body"), ("id", "share-buttons")]), &mut seen), both);
     }
 
     #[test]
