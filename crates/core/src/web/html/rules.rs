@@ -175,11 +175,14 @@ fn push_split(out: &mut String, value: &str) {
 /// lowercased, then split into words, and searched once for all lists; overlapping, so that one
 /// word found does not hide another that overlaps it. No list word holds a space or `--`, so none
 /// spans two values: an element's words are those of its values together.
-fn words_of(value: &str) -> Words {
-    let mut words = value.to_ascii_lowercase();
+/// `words` and `found` are the search's buffers, reused.
+fn words_of(value: &str, words: &mut String, found: &mut Vec<aho_corasick::Match>) -> Words {
+    words.clear();
+    words.push_str(value);
+    words.make_ascii_lowercase();
     let glued = words.len();
     words.push('\n');
-    push_split(&mut words, value);
+    push_split(words, value);
     let mut out = Words::default();
     let consent_end = CONSENT_MANAGERS.len();
     let never_end = consent_end + NEVER_CONTENT.len();
@@ -192,11 +195,12 @@ fn words_of(value: &str) -> Words {
     let sliders_start = panels_start + PANELS.len();
     let reviews_start = sliders_start + SLIDERS.len();
     let comment_sections_start = reviews_start + REVIEWS.len();
-    let found: Vec<_> = LISTS.automaton.find_overlapping_iter(&words).collect();
+    found.clear();
+    found.extend(LISTS.automaton.find_overlapping_iter(words.as_str()));
     let excepted = |start: usize, end: usize| {
         found.iter().any(|n| (content_end..panels_start).contains(&n.pattern().as_usize()) && n.start() <= start && end <= n.end())
     };
-    for m in &found {
+    for m in found.iter() {
         let i = m.pattern().as_usize();
         // A word that must start a word counts only in the split values.
         if LISTS.anchored[i] && m.start() < glued {
@@ -280,19 +284,63 @@ impl std::ops::BitOrAssign for Words {
     }
 }
 
-/// The words of each attribute value one page has, searched for once: a page draws most of its
-/// elements from a few classes, and the search is most of the cost of marking an element.
+/// What a class attribute says whatever its element's tag.
+#[derive(Clone, Copy)]
+struct Class {
+    words: Words,
+    /// A hash of the class names without a digit or [`item_own`]: `None` when no name is left.
+    /// Class names that hold a digit are mostly an item's own (WordPress's `post-30149`, a
+    /// builder's `element-6cd458d`), and so are those names: items drawn alike differ in them.
+    kind: Option<u64>,
+    builder_document: bool,
+    classed: bool,
+}
+
+impl Class {
+    fn of(value: &str, words: Words) -> Class {
+        let mut names = value.split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit()) && !item_own(c)).peekable();
+        let kind = names.peek().is_some().then(|| {
+            let mut h = rustc_hash::FxHasher::default();
+            names.for_each(|name| name.hash(&mut h));
+            h.finish()
+        });
+        Class { words, kind, builder_document: builder_document(value), classed: !value.trim().is_empty() }
+    }
+}
+
+/// What each class, role and itemprop value one page has says, found once (a page draws most of
+/// its elements from a few classes, and the word search is most of the cost of marking an
+/// element), and the search's buffers.
 #[derive(Default)]
-pub struct WordsSeen(rustc_hash::FxHashMap<Box<str>, Words>);
+pub struct WordsSeen {
+    classes: rustc_hash::FxHashMap<Box<str>, Class>,
+    values: rustc_hash::FxHashMap<Box<str>, Words>,
+    words: String,
+    found: Vec<aho_corasick::Match>,
+}
 
 impl WordsSeen {
+    fn class(&mut self, value: &str) -> Class {
+        if let Some(class) = self.classes.get(value) {
+            return *class;
+        }
+        let class = Class::of(value, self.search(value));
+        self.classes.insert(value.into(), class);
+        class
+    }
+
     fn of(&mut self, value: &str) -> Words {
-        if let Some(words) = self.0.get(value) {
+        if let Some(words) = self.values.get(value) {
             return *words;
         }
-        let words = words_of(value);
-        self.0.insert(value.into(), words);
+        let words = self.search(value);
+        self.values.insert(value.into(), words);
         words
+    }
+
+    /// Not remembered: for an id, which a page has once.
+    fn search(&mut self, value: &str) -> Words {
+        words_of(value, &mut self.words, &mut self.found)
     }
 }
 
@@ -358,9 +406,13 @@ impl Marks {
                 _ => {}
             }
         }
-        let mut words = Words::default();
-        for value in [class, id, role, itemprop].into_iter().flatten() {
+        let class = class.map(|c| seen.class(c));
+        let mut words = class.map_or_else(Words::default, |c| c.words);
+        for value in [role, itemprop].into_iter().flatten() {
             words |= seen.of(value);
+        }
+        if let Some(id) = id {
+            words |= seen.search(id);
         }
         let role = role.map(str::to_ascii_lowercase);
         // A tab's or an accordion's panel is hidden until its tab or title is chosen: every
@@ -376,14 +428,11 @@ impl Marks {
                         s.contains("display:none") || s.contains("visibility:hidden")
                     }
                 }));
-        // Class names that hold a digit are mostly an item's own (WordPress's `post-30149`, a
-        // builder's `element-6cd458d`), and so are those [`item_own`] names: items drawn alike
-        // differ in them.
         let shape = {
             let mut h = rustc_hash::FxHasher::default();
             tag.hash(&mut h);
-            for class in class.unwrap_or("").split_ascii_whitespace().filter(|c| !c.bytes().any(|b| b.is_ascii_digit()) && !item_own(c)) {
-                class.hash(&mut h);
+            if let Some(kind) = class.and_then(|c| c.kind) {
+                kind.hash(&mut h);
             }
             h.finish() as u32
         };
@@ -406,7 +455,7 @@ impl Marks {
             widget_only: words.widget && !words.comment && !other_boilerplate,
             comment_only,
             comment_section: comment_only && words.comment_section,
-            builder_document: class.is_some_and(builder_document),
+            builder_document: class.is_some_and(|c| c.builder_document),
             reviews: !page && !content_word && words.reviews,
             never_content: !page && !content_word && words.never_content,
             consent_manager: !page && words.consent_manager,
@@ -415,7 +464,7 @@ impl Marks {
                 || itemprop.is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
                 || content_word,
             shape,
-            classed: class.is_some_and(|c| !c.trim().is_empty()),
+            classed: class.is_some_and(|c| c.classed),
         }
     }
 
