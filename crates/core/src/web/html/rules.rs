@@ -294,6 +294,18 @@ struct Class {
     kind: Option<u64>,
     builder_document: bool,
     classed: bool,
+    hidden: bool,
+}
+
+/// Whether a class list hides its element as CSS frameworks' utility classes do (Bootstrap's
+/// `hide`, `hidden` and `d-none`, Tailwind's `hidden`, Bulma's `is-hidden`) or shows it to screen
+/// readers alone (`sr-only`, `visually-hidden`, WordPress's `screen-reader-text`), unless another
+/// class shows it at some screen width (`md:block`, `d-lg-flex`, `visible-md`, `show@medium`).
+fn hidden_by_class(value: &str) -> bool {
+    const HIDING: &[&str] = &["hide", "hidden", "d-none", "is-hidden", "u-hidden", "invisible", "sr-only", "visually-hidden", "screen-reader-text"];
+    let names = || value.split_ascii_whitespace();
+    names().any(|n| HIDING.contains(&n))
+        && !names().any(|n| n.contains(':') || n.contains('@') || n.starts_with("visible-") || n.starts_with("show") || (n.starts_with("d-") && n != "d-none"))
 }
 
 impl Class {
@@ -304,7 +316,7 @@ impl Class {
             names.for_each(|name| name.hash(&mut h));
             h.finish()
         });
-        Class { words, kind, builder_document: builder_document(value), classed: !value.trim().is_empty() }
+        Class { words, kind, builder_document: builder_document(value), classed: !value.trim().is_empty(), hidden: hidden_by_class(value) }
     }
 }
 
@@ -352,9 +364,9 @@ pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style
 pub struct Marks {
     /// Never text: a tag [`never_text`] names.
     pub never_text: bool,
-    /// Hidden: `hidden` or `display:none`; not text unless it holds most of the page (decided
-    /// later). Not `aria-hidden`: it hides from screen readers what every reader sees (a card's
-    /// second link around its summary).
+    /// Hidden: `hidden`, `display:none` or a hiding class ([`hidden_by_class`]); not text unless
+    /// it holds most of the page (decided later). Not `aria-hidden`: it hides from screen readers
+    /// what every reader sees (a card's second link around its summary).
     pub hidden: bool,
     /// A [`last_resort`] tag.
     pub last_resort: bool,
@@ -420,6 +432,7 @@ impl Marks {
         let panel = words.panel || role.as_deref() == Some("tabpanel");
         let hidden = !panel
             && (hidden
+                || class.is_some_and(|c| c.hidden)
                 || style.is_some_and(|s| {
                     // Most styles say neither; only those that might are read closely.
                     let lower = s.to_ascii_lowercase();
@@ -513,6 +526,13 @@ mod tests {
         assert!(marks("script", &[]).never_text);
         assert!(marks("div", &[("style", "color: red; display : none")]).hidden);
         assert!(marks("div", &[("hidden", "")]).hidden);
+        // CSS frameworks' hiding classes hide, unless another class shows the element on some screen.
+        for class in ["row hide", "d-none", "hidden", "sr-only", "price screen-reader-text"] {
+            assert!(marks("div", &[("class", class)]).hidden, "{class}");
+        }
+        for class in ["hidden md:block", "d-none d-lg-flex", "hide show@medium", "hidden-xs", "is-hideable"] {
+            assert!(!marks("div", &[("class", class)]).hidden, "{class}");
+        }
         // A panel a reader opens is not hidden; a popover sits beside the text.
         assert!(!marks("div", &[("role", "tabpanel"), ("hidden", "")]).hidden);
         assert!(!marks("dd", &[("class", "cmp-accordion__panel--hidden"), ("hidden", "")]).hidden);
