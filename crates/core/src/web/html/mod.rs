@@ -373,6 +373,22 @@ mod tests {
     }
 
     #[test]
+    fn a_list_items_heading_is_its_text_and_a_heading_over_such_items_heads_them() {
+        // A writer's list of brands, each item set as a heading, under a heading of its own.
+        let html = format!(
+            "<body><main><p>{STORY}</p><h2>Cambridge Baby</h2><ul><li><h3>linen sun hats</h3></li>\
+             <li><h3>organic cotton</h3></li></ul><p>{STORY2}</p></main></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\nCambridge Baby\nlinen sun hats\norganic cotton\n{STORY2}"));
+        // A heading over teasers that all go goes with them.
+        let html = format!(
+            "<body><main><p>{STORY}</p><p>{STORY2}</p><h2>Read more</h2><ul><li><h3><a href=/a>Teaser one</a></h3></li>\
+             <li><h3><a href=/b>Teaser two</a></h3></li></ul></main></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+    }
+
+    #[test]
     fn a_hidden_tab_or_accordion_panel_is_read_but_a_hidden_drawer_is_not() {
         let html = format!(
             "<body><main><p>{STORY}</p><div role=tabpanel hidden><p>{STORY2}</p></div>\

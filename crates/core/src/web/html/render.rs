@@ -72,6 +72,9 @@ struct Blocks {
     space: bool,
     in_link: usize,
     in_pre: usize,
+    /// Open list items: a block inside one is an item (its `<li>`'s own block is empty when a
+    /// heading or paragraph inside starts another).
+    in_item: usize,
     /// Inside the main element.
     inside: bool,
     /// Inside the list of items.
@@ -102,6 +105,7 @@ impl Blocks {
         let before = self.cur.text.len();
         self.cur.outside |= !self.inside;
         self.cur.listed |= self.listed;
+        self.cur.item |= self.cur.heading && self.in_item > 0;
         if self.in_pre > 0 {
             self.cur.pre = true;
             self.cur.text.push_str(t);
@@ -177,7 +181,10 @@ pub fn blocks(pruned: &Pruned, top: Id, core: Id, items: Option<Id>, list: bool)
             "a" => delta(&mut b.in_link),
             "pre" => delta(&mut b.in_pre),
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if open => b.cur.heading = true,
-            "li" if open => b.cur.item = true,
+            "li" => {
+                delta(&mut b.in_item);
+                b.cur.item |= open;
+            }
             "td" | "th" if open => {
                 if !b.cur.text.is_empty() {
                     b.cur.text.push_str(" | ");
@@ -250,24 +257,29 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
         }
         i += run.max(1);
     }
+    // What stays apart from headings: kept, and neither a short block beside the paragraphs nor
+    // a teaser's linked heading.
+    let stays: Vec<bool> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let edge = i < first || i > last;
+            // A linked heading after the last paragraph, or before the first but not heading it, is
+            // a teaser's.
+            let linked_heading = b.heading && !list && !b.listed && b.link_share() > MAX_LINK_SHARE;
+            keep[i]
+                && !(edge && !b.listed && !b.heading && !b.cell && !b.item && !listed_lines[i] && b.chars() < EDGE_CHARS)
+                && !(linked_heading && (i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading))))
+        })
+        .collect();
+    // A heading stays only when text it heads stays: one over a dropped link list is navigation.
+    // A list item's heading is the item's text: it heads nothing, and a heading over such items
+    // heads them.
+    let section_heading = |n: &Block| n.heading && !n.item;
     let mut out = String::new();
     let (mut seen, mut len) = (std::collections::HashSet::new(), 0);
     for (i, b) in blocks.iter().enumerate() {
-        if !keep[i] {
-            continue;
-        }
-        let edge = i < first || i > last;
-        if edge && !b.listed && !b.heading && !b.cell && !b.item && !listed_lines[i] && b.chars() < EDGE_CHARS {
-            continue;
-        }
-        // A linked heading after the last paragraph, or before the first but not heading it, is
-        // a teaser's.
-        let linked_heading = b.heading && !list && !b.listed && b.link_share() > MAX_LINK_SHARE;
-        if linked_heading && (i > last || (i < first && (i + 1..first).any(|j| keep[j] && !blocks[j].heading))) {
-            continue;
-        }
-        // A heading stays only when text it heads stays: one over a dropped link list is navigation.
-        if b.heading && !blocks[i + 1..].iter().zip(&keep[i + 1..]).take_while(|(n, _)| !n.heading).any(|(_, k)| *k) {
+        if !stays[i] || (section_heading(b) && !blocks[i + 1..].iter().zip(&stays[i + 1..]).take_while(|(n, _)| !section_heading(n)).any(|(_, s)| *s)) {
             continue;
         }
         len += b.text.len() + 1;
