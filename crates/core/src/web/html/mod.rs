@@ -590,6 +590,11 @@ mod tests {
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
         let html = format!("<body><div hidden><p>A hidden drawer of links and offers for the reader</p></div><p>{STORY}</p><p>{STORY2}</p></body>");
         assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        // A class that hides is the site's own style for a state its script toggles (a shop's
+        // table of product fields), read whatever share of the page it holds.
+        let fields: String = (0..20).map(|i| format!("<dt>cat_thumb_{i}:</dt><dd>https://cdn.example.com/images/thumb_{i}.jpg</dd>")).collect();
+        let html = format!("<body><main><h1>Staple Tee</h1><p>{STORY}</p><dl class=\"productView-info hide\">{fields}</dl></main></body>");
+        assert_eq!(text(&html), format!("Staple Tee\n{STORY}"));
     }
 
     #[test]

@@ -171,7 +171,7 @@ impl<'d> Pruned<'d> {
         };
         // A hidden element is not text unless it holds most of the page: a page rendered by
         // script keeps its whole body in a hidden container (React's streamed `<div hidden
-        // id="S:0">`) that the script reveals.
+        // id="S:0">`) that the script reveals. One hidden by a class is not text either way.
         let tagged = if present.hidden { text_below(dom, &order, by_tag) } else { Vec::new() };
         let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
         // A hidden element that holds a marked content container with as much text as the main
@@ -187,7 +187,7 @@ impl<'d> Pruned<'d> {
         let never = |id: Id| {
             by_tag(id)
                 || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.consent_manager
-                    || (marks.hidden && (tagged[id as usize] as f64) < GUARD * all && !holds_content[id as usize]))
+                    || (marks.hidden && ((tagged[id as usize] as f64) < GUARD * all || marks.hidden_by_class) && !holds_content[id as usize]))
         };
         // Text under each node without never-text parts: the guard's measure; and whether a
         // long paragraph is under it.

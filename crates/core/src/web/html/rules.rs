@@ -368,6 +368,10 @@ pub struct Marks {
     /// it holds most of the page (decided later). Not `aria-hidden`: it hides from screen readers
     /// what every reader sees (a card's second link around its summary).
     pub hidden: bool,
+    /// Hidden by a class ([`hidden_by_class`]): the site's own style for a state its script
+    /// toggles, never a whole body waiting for a script, so not read however much of the page
+    /// it holds.
+    pub hidden_by_class: bool,
     /// A [`last_resort`] tag.
     pub last_resort: bool,
     /// Boilerplate by its class, id or a furniture role, unless it holds most of the page
@@ -461,6 +465,7 @@ impl Marks {
         Marks {
             never_text: never_text(tag),
             hidden,
+            hidden_by_class: !panel && class.is_some_and(|c| c.hidden),
             last_resort: last_resort(tag),
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
