@@ -373,6 +373,14 @@ mod tests {
     }
 
     #[test]
+    fn the_lines_of_a_paragraph_are_judged_for_links_together() {
+        // An index entry: a linked title and its date on one line, the author on the next. The
+        // first line alone is mostly link; the paragraph is not.
+        let html = format!("<body><main><p>{STORY}</p><p><a href=/x>Allocating on the Stack</a>, 27 February 2026<br>Keith Randall</p><p>{STORY2}</p></main></body>");
+        assert_eq!(text(&html), format!("{STORY}\nAllocating on the Stack, 27 February 2026\nKeith Randall\n{STORY2}"));
+    }
+
+    #[test]
     fn a_list_items_heading_is_its_text_and_a_heading_over_such_items_heads_them() {
         // A writer's list of brands, each item set as a heading, under a heading of its own.
         let html = format!(

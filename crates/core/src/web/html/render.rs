@@ -225,10 +225,21 @@ fn machine(text: &str) -> bool {
 /// grid), links are the items' titles: link-heavy blocks and short edge lines stay, and items may
 /// repeat a line, as code does.
 pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
+    // A paragraph's lines (split by `<br>`) are judged together, as trafilatura judges a `<p>`:
+    // an index's "Title, date<br>author" is one entry, not a linked title and a byline.
+    let mut paragraph_links = std::collections::HashMap::new();
+    for b in blocks.iter().filter(|b| b.line > 0) {
+        let e = paragraph_links.entry(b.line).or_insert((0, 0));
+        e.0 += b.link;
+        e.1 += b.text.len();
+    }
     let keep: Vec<bool> = blocks
         .iter()
         .map(|b| {
-            let links = b.link_share();
+            let links = match paragraph_links.get(&b.line) {
+                Some(&(link, len)) => link as f64 / len.max(1) as f64,
+                None => b.link_share(),
+            };
             // A linked heading is a section's or an item's title; whether it is a teaser's is
             // decided by where it stands (below).
             let navigation = !list && !b.listed && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
