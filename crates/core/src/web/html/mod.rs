@@ -260,6 +260,10 @@ mod tests {
         let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY2}</p>by me</div></body>");
         assert_eq!(text(&html), format!("{STORY}\nOne bold word\nline\nbreak\na\nb\n{STORY2}"));
         assert_eq!(text("<pre>  keep\n   this</pre>"), "keep\n   this");
+        // A paragraph of nothing but a joiner (a page builder's spacer) is no line; inside a word
+        // a joiner stays.
+        let html = format!("<body><main><p>{STORY}</p><p>\u{200d}</p><p>\u{200c} </p><p>{STORY2} \u{0915}\u{094d}\u{200d}\u{0937}</p></main></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2} \u{0915}\u{094d}\u{200d}\u{0937}"));
     }
 
     #[test]

@@ -88,7 +88,8 @@ impl Blocks {
         self.space = false;
         let mut b = std::mem::take(&mut self.cur);
         let trimmed = b.text.trim();
-        if !trimmed.is_empty() {
+        // Joiners stay inside words (see [`invisible`]); a block of nothing else draws nothing.
+        if !trimmed.chars().all(|c| matches!(c, '\u{200c}' | '\u{200d}')) {
             if trimmed.len() != b.text.len() {
                 b.text = trimmed.to_string();
             }
