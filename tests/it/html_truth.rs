@@ -16,15 +16,15 @@ use crate::util::*;
 /// 0.706, 0.926, 0.834 on 2026-12-06, after the rules on what pages declare; trafilatura 2.3.1
 /// 0.937, 0.694, 0.637, 0.574, 0.583, 0.917, 0.765).
 const FLOORS: &[(&str, f64)] = &[
-    ("article", 0.940),
-    ("forum", 0.805),
-    ("product", 0.675),
-    ("collection", 0.670),
-    ("listing", 0.695),
+    ("article", 0.945),
+    ("forum", 0.815),
+    ("product", 0.690),
+    ("collection", 0.700),
+    ("listing", 0.700),
     ("documentation", 0.920),
-    ("service", 0.825),
+    ("service", 0.820),
 ];
-const OVERALL_FLOOR: f64 = 0.862;
+const OVERALL_FLOOR: f64 = 0.866;
 
 /// Lowercased words as Python's `re.findall(r'\w+', text.lower())` finds them.
 fn words(text: &str) -> HashMap<String, usize> {
