@@ -15,6 +15,7 @@ mod raw;
 mod render;
 mod root;
 mod rules;
+mod streamed;
 
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
@@ -607,6 +608,16 @@ mod tests {
         let fields: String = (0..20).map(|i| format!("<dt>cat_thumb_{i}:</dt><dd>https://cdn.example.com/images/thumb_{i}.jpg</dd>")).collect();
         let html = format!("<body><main><h1>Staple Tee</h1><p>{STORY}</p><dl class=\"productView-info hide\">{fields}</dl></main></body>");
         assert_eq!(text(&html), format!("Staple Tee\n{STORY}"));
+    }
+
+    #[test]
+    fn a_page_react_streamed_is_read_with_its_segments_in_place() {
+        let html = format!(
+            "<body><nav><a href=/>Home</a></nav><main><h1>Index funds</h1><!--$?--><template id=\"B:0\"></template>\
+             <div>Loading paragraph...</div><!--/$--></main><footer>Footer</footer>\
+             <div hidden id=\"S:0\"><p>{STORY}</p><p>{STORY2}</p></div><script>$RC(\"B:0\",\"S:0\")</script></body>"
+        );
+        assert_eq!(text(&html), format!("Index funds\n{STORY}\n{STORY2}"));
     }
 
     #[test]
