@@ -60,8 +60,13 @@ impl Block {
 
     /// The share of the text's bytes inside links.
     fn link_share(&self) -> f64 {
-        self.link as f64 / self.text.len().max(1) as f64
+        share(self.link, self.text.len())
     }
+}
+
+/// The share of `len` bytes that `link` bytes are.
+fn share(link: usize, len: usize) -> f64 {
+    link as f64 / len.max(1) as f64
 }
 
 #[derive(Default)]
@@ -237,10 +242,7 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
     let keep: Vec<bool> = blocks
         .iter()
         .map(|b| {
-            let links = match paragraph_links.get(&b.line) {
-                Some(&(link, len)) => link as f64 / len.max(1) as f64,
-                None => b.link_share(),
-            };
+            let links = paragraph_links.get(&b.line).map_or_else(|| b.link_share(), |&(link, len)| share(link, len));
             // A linked heading is a section's or an item's title; whether it is a teaser's is
             // decided by where it stands (below).
             let navigation = !list && !b.listed && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));

@@ -170,8 +170,9 @@ impl<'d> Pruned<'d> {
             _ => false,
         };
         // A hidden element is not text unless it holds most of the page: a page rendered by
-        // script keeps its whole body in a hidden container (React's streamed `<div hidden
-        // id="S:0">`) that the script reveals. One hidden by a class is not text either way.
+        // script keeps its whole body in a hidden container that the script reveals (React's
+        // streamed `<div hidden id="S:0">` on a page saved without the calls that place it, see
+        // `streamed`). One hidden by a class is not text either way.
         let tagged = if present.hidden { text_below(dom, &order, by_tag) } else { Vec::new() };
         let all = tagged.get(dom.root() as usize).copied().unwrap_or(0) as f64;
         // A hidden element that holds a marked content container with as much text as the main

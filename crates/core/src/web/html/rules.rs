@@ -128,13 +128,10 @@ fn list_words() -> impl Iterator<Item = &'static &'static str> {
     CONSENT_MANAGERS.iter().chain(NEVER_CONTENT).chain(FURNITURE).chain(WIDGETS).chain(COMMENTS).chain(BESIDE).chain(CONTENT).chain(NOT_FURNITURE).chain(PANELS).chain(SLIDERS).chain(REVIEWS).chain(COMMENT_SECTIONS)
 }
 
-static LISTS: LazyLock<Lists> = LazyLock::new(|| {
-    let words = list_words;
-    Lists {
-        // A DFA: about 200 words fit in a small one, and it searches faster than the default.
-        automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(words()).expect("the word lists are valid patterns"),
-        anchored: words().map(|w| w.starts_with('-')).collect(),
-    }
+static LISTS: LazyLock<Lists> = LazyLock::new(|| Lists {
+    // A DFA: about 200 words fit in a small one, and it searches faster than the default.
+    automaton: AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(list_words()).expect("the word lists are valid patterns"),
+    anchored: list_words().map(|w| w.starts_with('-')).collect(),
 });
 
 /// `value` split into words, each started by `-`, lowercased, with a `-` at the end.
@@ -333,27 +330,29 @@ pub struct WordsSeen {
 
 impl WordsSeen {
     fn class(&mut self, value: &str) -> Class {
-        if let Some(class) = self.classes.get(value) {
-            return *class;
-        }
-        let class = Class::of(value, self.search(value));
-        self.classes.insert(value.into(), class);
-        class
+        let (words, found) = (&mut self.words, &mut self.found);
+        remembered(&mut self.classes, value, || Class::of(value, words_of(value, words, found)))
     }
 
     fn of(&mut self, value: &str) -> Words {
-        if let Some(words) = self.values.get(value) {
-            return *words;
-        }
-        let words = self.search(value);
-        self.values.insert(value.into(), words);
-        words
+        let (words, found) = (&mut self.words, &mut self.found);
+        remembered(&mut self.values, value, || words_of(value, words, found))
     }
 
     /// Not remembered: for an id, which a page has once.
     fn search(&mut self, value: &str) -> Words {
         words_of(value, &mut self.words, &mut self.found)
     }
+}
+
+/// What `seen` holds for `value`, or what `find` finds, remembered.
+fn remembered<T: Copy>(seen: &mut rustc_hash::FxHashMap<Box<str>, T>, value: &str, find: impl FnOnce() -> T) -> T {
+    if let Some(found) = seen.get(value) {
+        return *found;
+    }
+    let found = find();
+    seen.insert(value.into(), found);
+    found
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
@@ -434,17 +433,18 @@ impl Marks {
         // A tab's or an accordion's panel is hidden until its tab or title is chosen: every
         // reader can open it.
         let panel = words.panel || role.as_deref() == Some("tabpanel");
-        let hidden = !panel
-            && (hidden
-                || class.is_some_and(|c| c.hidden)
-                || style.is_some_and(|s| {
-                    // Most styles say neither; only those that might are read closely.
-                    let lower = s.to_ascii_lowercase();
-                    (lower.contains("none") || lower.contains("hidden")) && {
-                        let s: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
-                        s.contains("display:none") || s.contains("visibility:hidden")
-                    }
-                }));
+        let hidden_by_class = !panel && class.is_some_and(|c| c.hidden);
+        let hidden = hidden_by_class
+            || (!panel
+                && (hidden
+                    || style.is_some_and(|s| {
+                        // Most styles say neither; only those that might are read closely.
+                        let lower = s.to_ascii_lowercase();
+                        (lower.contains("none") || lower.contains("hidden")) && {
+                            let s: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+                            s.contains("display:none") || s.contains("visibility:hidden")
+                        }
+                    })));
         let shape = {
             let mut h = rustc_hash::FxHasher::default();
             tag.hash(&mut h);
@@ -465,7 +465,7 @@ impl Marks {
         Marks {
             never_text: never_text(tag),
             hidden,
-            hidden_by_class: !panel && class.is_some_and(|c| c.hidden),
+            hidden_by_class,
             last_resort: last_resort(tag),
             boilerplate: !page && !content_word && (furniture_word || beside_word || words.slider || furniture_role),
             beside_only: beside_word && !furniture_word && !furniture_role,
