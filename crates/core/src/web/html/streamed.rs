@@ -51,7 +51,8 @@ pub fn placed(html: &str) -> Cow<'_, str> {
     }
     let moved = targets.values().map(|&(_, segment)| segment).collect();
     let mut out = String::with_capacity(html.len());
-    Placer { html, segments: &segments, targets: &targets, moved: &moved }.copy(0..html.len(), &mut out, 0);
+    let mut used = HashSet::new();
+    Placer { html, segments: &segments, targets: &targets, moved: &moved }.copy(0..html.len(), &mut out, &mut used, 0);
     Cow::Owned(out)
 }
 
@@ -125,8 +126,13 @@ struct Placer<'a> {
 
 impl Placer<'_> {
     /// `range` of the page into `out`, without the moved segments where they arrived, and with
-    /// each one's children (their own segments placed) where its template is.
-    fn copy(&self, range: Range<usize>, out: &mut String, nesting: usize) {
+    /// each one's children (their own segments placed) where its template is. A segment is
+    /// placed once, as the script moves it once: `used` holds those placed, so that templates
+    /// naming one segment twice, or a segment inside itself, cost no more than the page's length.
+    fn copy<'s>(&self, range: Range<usize>, out: &mut String, used: &mut HashSet<&'s str>, nesting: usize)
+    where
+        Self: 's,
+    {
         let html = self.html;
         let mut at = range.start;
         while let Some(lt) = html[at..range.end].find('<').map(|i| at + i) {
@@ -137,13 +143,14 @@ impl Placer<'_> {
                 .and_then(|id| self.segments.get(id))
                 .filter(|s| s.whole.start == lt && s.whole.end <= range.end)
                 .map(|s| s.whole.end);
-            let place = self.targets.get(&lt).filter(|(end, _)| *end <= range.end && nesting < MAX_NESTING);
+            let place = self.targets.get(&lt).filter(|(end, segment)| *end <= range.end && nesting < MAX_NESTING && !used.contains(segment));
             if let Some(end) = skip {
                 out.push_str(&html[at..lt]);
                 at = end;
             } else if let Some(&(end, segment)) = place {
                 out.push_str(&html[at..lt]);
-                self.copy(self.segments[segment].inner.clone(), out, nesting + 1);
+                used.insert(segment);
+                self.copy(self.segments[segment].inner.clone(), out, used, nesting + 1);
                 at = end;
             } else {
                 out.push_str(&html[at..lt + 1]);
@@ -192,6 +199,19 @@ mod tests {
                     <div hidden id=\"S:1\"><p>one</p><!--$?--><template id=\"B:2\"></template><!--$-->x<!--/$--><!--/$--></div>\
                     <div hidden id=\"S:2\"><p>two</p></div><script>$RS(\"S:1\",\"P:1\");$RC(\"B:2\",\"S:2\")</script>";
         assert_eq!(placed(html), "<main><p>one</p><!--$?--><p>two</p></main><script>$RS(\"S:1\",\"P:1\");$RC(\"B:2\",\"S:2\")</script>");
+    }
+
+    #[test]
+    fn a_segment_is_placed_once_however_many_templates_name_it() {
+        // Two placeholders for one segment that holds both: placed once, in the first.
+        let html = "<main><template id=\"P:1\"></template><template id=\"P:2\"></template></main>\
+                    <div hidden id=\"S:0\"><p>x</p><template id=\"P:1\"></template><template id=\"P:2\"></template></div>\
+                    <script>$RS(\"S:0\",\"P:1\");$RS(\"S:0\",\"P:2\")</script>";
+        assert_eq!(
+            placed(html),
+            "<main><p>x</p><template id=\"P:1\"></template><template id=\"P:2\"></template><template id=\"P:2\"></template></main>\
+             <script>$RS(\"S:0\",\"P:1\");$RS(\"S:0\",\"P:2\")</script>"
+        );
     }
 
     #[test]
