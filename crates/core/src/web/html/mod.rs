@@ -256,6 +256,18 @@ mod tests {
     }
 
     #[test]
+    fn a_shell_page_waiting_for_its_script_has_no_text_but_its_menus_labels() {
+        // A shop's category page before its script runs: a mega-menu and a utility bar whose
+        // entries are spans (not links), ARIA-marked as a menu. Without the roles the bar is the
+        // page's only text, which the share rule would keep.
+        let html = "<body><header><nav><a href=/a>Fitness</a> <a href=/b>Outdoor</a></nav>\
+                    <div role=menubar class=utility-bar><div role=menuitem aria-label=Support><span>Support</span>\
+                    <div><a href=/help>Support Center</a></div></div><div role=menuitem><span>Cart</span></div></div></header>\
+                    <main><div id=app></div></main></body>";
+        assert_eq!(text(html), "");
+    }
+
+    #[test]
     fn whitespace_collapses_across_inline_elements_and_blocks_break_lines() {
         // Short lines between paragraphs stay; before the first and after the last they are edges.
         let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY2}</p>by me</div></body>");

@@ -34,7 +34,12 @@ fn last_resort(tag: &str) -> bool {
 }
 
 /// ARIA roles of page furniture.
-const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "menu", "dialog"];
+const FURNITURE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "complementary", "dialog"];
+
+/// ARIA roles of a menu and its entries: never text, as a `<menu>` is not. A menu is a widget of
+/// choices (a mega-menu's columns, a utility bar's "Support" and "Cart"), never a wrapper left
+/// open around an article as a broken page's `role=banner` header can be.
+const MENU_ROLES: &[&str] = &["menu", "menubar", "menuitem", "menuitemcheckbox", "menuitemradio"];
 
 // The word lists below are matched against the lowercased values of class, id, role and
 // itemprop, and against the same values split into words (`-` before each word; separators and
@@ -463,7 +468,7 @@ impl Marks {
         let other_boilerplate = words.furniture || words.never_content || beside_word || words.slider || furniture_role;
         let comment_only = words.comment && !words.widget && !other_boilerplate;
         Marks {
-            never_text: never_text(tag),
+            never_text: never_text(tag) || role.as_deref().is_some_and(|r| MENU_ROLES.contains(&r)),
             hidden,
             hidden_by_class,
             last_resort: last_resort(tag),
@@ -544,6 +549,10 @@ mod tests {
         assert!(marks("div", &[("class", "iPwaInstallPopover")]).boilerplate);
         let nav = marks("div", &[("role", "Navigation")]);
         assert!(nav.boilerplate && !nav.beside_only && !nav.never_text);
+        // A menu's roles are a menu's tag: never text, however little else the page holds.
+        for role in ["menu", "MenuBar", "menuitem"] {
+            assert!(marks("div", &[("role", role)]).never_text, "{role}");
+        }
         assert!(!marks("div", &[("role", "main")]).never_text);
         assert!(marks("div", &[("class", "Site-Footer")]).boilerplate);
         assert!(marks("div", &[("id", "cookie-consent")]).boilerplate && marks("div", &[("id", "cookie-consent")]).never_content);
