@@ -435,8 +435,30 @@ mod tests {
             "<td data-x=\"<!--\">", "<span id='main' role=\"main\" data-y=''>", "<a title=\"", "<b itemprop='articleBody'>",
             " title='", " class=\"share\"", "<annotation-xml encoding=\"text/html\">", "<mi>", "<select>", "<option x='y'>",
             "<foreignObject>", "</foreignObject>", "<frameset>", "<path d=\"M0 <b>\">", "</svg>", "</math>", "</select>",
-            "<!--<script>", "--", "-", "//-->", "<SCRIPT>", "</script>\"", "<mi><style>", "<desc>",
+            "<!--<script>", "--", "-", "//-->", "<SCRIPT>", "</script>\"", "<mi><style>", "<desc>", "</desc>", "<g fill='x'>",
+            "</g>", "<path d='M0'/>", "<linearGradient id=\"a\" x='1'>", "</lineargradient>", "<feBlend in='a'>", "<svg x='1'>",
+            "</option>", "<optgroup label='x'>", "</optgroup>", "<p title='y'>", "</b>", "<br>", "</br>",
         ]), 0..40)) {
+            let html: String = parts.concat();
+            let placed = streamed::placed(&html);
+            proptest::prop_assert_eq!(shape_without_scripts(&Dom::parse(&html)), shape_without_scripts(&Dom::parse_as_is(&placed)), "{}", html);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The same inside icons and menus, which the scan follows when they are plain: drawing
+        /// elements, options, and what makes an `<svg>` or `<select>` not plain.
+        #[test]
+        fn leaving_out_the_unread_in_icons_and_menus_leaves_the_rest_of_the_tree(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<svg>", "<svg x='1'>", "</svg>", "<svg/>", "<g fill='x'>", "</g>", "<G>", "<path d='M0'/>", "<path d=\"<b>\">", "</path>",
+            "<title>", "</title>", "<desc x='1'>", "</desc>", "<feBlend in='a'>", "</feblend>", "<foreignObject>", "</foreignObject>",
+            "<select name='l'>", "</select>", "<option value='x'>", "</option>", "<optgroup>", "</optgroup>", "<script>", "</script>",
+            "<style>", "</style>", "<p title='y'>", "</p>", "<b>", "</b>", "<br>", "</br>", "<font color='r'>", "<table>", "<td>",
+            "<textarea>", "</textarea>", "<input type=hidden x='y'>", "<!-- c -->", "<!--", "-->", "<![CDATA[x]]>", "a<b", "x", " ",
+            "<", ">", "'", "\"", "<math>", "<mi>", "</div>", "<div class='c' data-x='<p>'>", "<template>", "</template>",
+            "<svg><title>", "<title><title>", "<svg><desc>x", "<g x='1'>", "<option><textarea>", "<select><option a='b'>",
+        ]), 0..30)) {
             let html: String = parts.concat();
             let placed = streamed::placed(&html);
             proptest::prop_assert_eq!(shape_without_scripts(&Dom::parse(&html)), shape_without_scripts(&Dom::parse_as_is(&placed)), "{}", html);

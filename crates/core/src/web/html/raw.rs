@@ -12,8 +12,10 @@
 //! [`Marks`](super::rules::Marks) or the tree builder reads it (only its value when no space
 //! precedes it: `<a/b="x">` must not become `<a/>`).
 //!
-//! After the first tag that opens a context in which a script or raw-text start tag may leave
-//! the tokenizer reading markup ([`UNSURE_AFTER`]), the scan leaves no attribute out, follows a
+//! An `<svg>` of drawing elements alone, or a `<select>` of options alone ([`plain`]), is followed
+//! like the rest (half of crawled pages have an icon or a language menu near the top). After the
+//! first other tag that opens a context in which a script or raw-text start tag may leave the
+//! tokenizer reading markup ([`UNSURE_AFTER`]), the scan leaves no attribute out, follows a
 //! script or raw-text element only if it holds no `<` (which ends the same either way), and
 //! stops at the first one that does or at `<![CDATA[`. Before it every such tag switches the
 //! tokenizer as the scan does. The scan stops at `<plaintext>`, and leaves a page with a
@@ -42,6 +44,94 @@ const TREE_ATTRIBUTES: &[&str] = &[
     "shadowrootserializable", "charset", "http-equiv", "content",
 ];
 
+/// SVG elements that hold nothing the tokenizer or the tree builder reads apart from markup:
+/// shapes, groups, gradients, filters (`fe*`), animations. Not `foreignObject`, `script` or
+/// `style`; `title` and `desc`, where HTML's rules apply inside, only around text alone.
+fn drawing(name: &[u8]) -> bool {
+    const NAMES: &[&str] = &[
+        "svg", "g", "path", "circle", "rect", "line", "polyline", "polygon", "ellipse", "defs", "use", "symbol",
+        "lineargradient", "radialgradient", "stop", "clippath", "mask", "pattern", "filter", "text", "tspan", "textpath",
+        "image", "marker", "animate", "animatemotion", "animatetransform", "set", "mpath", "metadata", "view", "title", "desc",
+    ];
+    let fe = name.len() > 2 && name[..2].eq_ignore_ascii_case(b"fe") && name.iter().all(u8::is_ascii_alphabetic);
+    fe || NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
+/// Elements a `<select>` holds: in it the tree builder ignores most others.
+fn option(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"option") || name.eq_ignore_ascii_case(b"optgroup")
+}
+
+/// Where the `</svg` or `</select` (`name`) that ends an element whose content starts at `from`
+/// starts, when the content is plain: elements `inside` names alone (`nested` in an `<svg>`,
+/// where an end tag must name an open one), comments and text, and `title` or `desc` around
+/// text alone. The unread attributes of its tags go to `unread`, the same as outside. `None`
+/// otherwise: the scan is unsure from there.
+fn plain(b: &[u8], from: usize, name: &str, inside: fn(&[u8]) -> bool, nested: bool, unread: &mut Vec<Range<usize>>) -> Option<usize> {
+    let mut open: Vec<Range<usize>> = Vec::new();
+    let mut at = from;
+    loop {
+        let lt = at + memchr(b'<', &b[at..])?;
+        let rest = &b[lt..];
+        if rest.starts_with(b"<!--") {
+            at = comment_end(b, lt + 4);
+            if b[..at].ends_with(b"-->") && at - 3 > lt + 4 {
+                unread.push(lt + 4..at - 3);
+            }
+            continue;
+        }
+        let end_tag = rest.starts_with(b"</");
+        let name_start = lt + if end_tag { 2 } else { 1 };
+        if !b.get(name_start).is_some_and(u8::is_ascii_alphabetic) {
+            return None;
+        }
+        let tag = name_start..name_end(b, name_start);
+        if end_tag {
+            // In an `<svg>` an end tag closes the innermost open element of its name, and the
+            // elements inside it; one it does not name goes by HTML's rules. In a `<select>` an
+            // option's end tag closes nothing else.
+            let named = |r: &Range<usize>| b[r.clone()].eq_ignore_ascii_case(&b[tag.clone()]);
+            match open.iter().rposition(named) {
+                Some(i) if nested => open.truncate(i),
+                _ if b[tag.clone()].eq_ignore_ascii_case(name.as_bytes()) => return Some(lt),
+                _ if !nested && inside(&b[tag.clone()]) => {}
+                _ => return None,
+            }
+            at = tag_end(b, tag.end, &mut |_, _, _| {}).0;
+        } else {
+            if !inside(&b[tag.clone()]) {
+                return None;
+            }
+            let (end, self_closing) = tag_end(b, tag.end, &mut |attribute, whole, value| unread.extend(left_out(b, attribute, whole, value)));
+            // Where HTML's rules apply (a `<title>` there reads as text up to its end tag), only
+            // text alone, up to the element's own end tag.
+            let integration = ["title", "desc"].into_iter().find(|n| b[tag.clone()].eq_ignore_ascii_case(n.as_bytes()));
+            let text_alone = |n| memchr(b'<', &b[end..]).is_some_and(|i| b[end + i..].starts_with(b"</") && tag_named(b, end + i + 2, n));
+            if !b[..end].ends_with(b">") || integration.is_some_and(|n| !self_closing && !text_alone(n)) {
+                return None;
+            }
+            if !self_closing {
+                open.push(tag);
+            }
+            at = end;
+        }
+    }
+}
+
+/// What of an attribute goes, unless [`Marks`](super::rules::Marks) or the tree builder reads it:
+/// the whole attribute after a space, else its value (`<a/b="x">` must not become `<a/>`).
+fn left_out(b: &[u8], attribute: Range<usize>, whole: Range<usize>, value: Range<usize>) -> Option<Range<usize>> {
+    let attribute = &b[attribute];
+    let read = |names: &[&str]| names.iter().any(|n| attribute.eq_ignore_ascii_case(n.as_bytes()));
+    if read(READ_ATTRIBUTES) || read(TREE_ATTRIBUTES) {
+        None
+    } else if b[whole.start - 1].is_ascii_whitespace() {
+        Some(whole)
+    } else {
+        (!value.is_empty()).then_some(value)
+    }
+}
+
 /// `html` without what the parser need not read (see the module's comment).
 pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
     let b = html.as_bytes();
@@ -60,6 +150,8 @@ pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
     // No `<svg>`, `<math>` or `<select>` yet: every script and raw-text start tag switches the
     // tokenizer as the scan does, and `<![CDATA[` is a bogus comment.
     let mut sure = true;
+    // The attributes a plain `<svg>` or `<select>` leaves out, once it is known to be plain.
+    let mut unread = Vec::new();
     let mut at = 0;
     while let Some(lt) = memchr(b'<', &b[at..]).map(|i| at + i) {
         let rest = &b[lt..];
@@ -81,18 +173,20 @@ pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
             let after_name = name_end(b, lt + 1);
             let name = &html[lt + 1..after_name];
             let (end, self_closing) = tag_end(b, after_name, &mut |attribute, whole, value| {
-                let attribute = &b[attribute];
-                let read = |names: &[&str]| names.iter().any(|n| attribute.eq_ignore_ascii_case(n.as_bytes()));
-                if !sure || read(READ_ATTRIBUTES) || read(TREE_ATTRIBUTES) {
-                    return;
-                }
-                if b[whole.start - 1].is_ascii_whitespace() {
-                    leave_out(whole);
-                } else if !value.is_empty() {
-                    leave_out(value);
+                if let Some(r) = left_out(b, attribute, whole, value).filter(|_| sure) {
+                    leave_out(r);
                 }
             });
             at = end;
+            if sure && !self_closing && (name.eq_ignore_ascii_case("svg") || name.eq_ignore_ascii_case("select")) {
+                let svg = name.eq_ignore_ascii_case("svg");
+                unread.clear();
+                if let Some(close) = plain(b, end, name, if svg { drawing } else { option }, svg, &mut unread) {
+                    unread.drain(..).for_each(&mut leave_out);
+                    at = close;
+                    continue;
+                }
+            }
             sure &= !UNSURE_AFTER.iter().any(|u| name.eq_ignore_ascii_case(u));
             if name.eq_ignore_ascii_case("plaintext") {
                 break;
@@ -277,8 +371,9 @@ mod tests {
         assert_eq!(s("<p>a</p><script type=x>var a = 1;</script><style>p {}</style><p>b"), "<p>a</p><script type=x></script><style></style><p>b");
         // A `<` in a script is fine before any foreign content; after one the scan stops there.
         assert_eq!(s("<script>if (a<b) {}</script>"), "<script></script>");
-        assert_eq!(s("<svg></svg><script>if (a<b) {}</script><style>x</style>"), "<svg></svg><script>if (a<b) {}</script><style>x</style>");
-        assert_eq!(s("<svg></svg><script>x</script>"), "<svg></svg><script></script>");
+        let foreign = "<svg><foreignObject></foreignObject></svg>";
+        assert_eq!(s(&format!("{foreign}<script>if (a<b) {{}}</script><style>x</style>")), format!("{foreign}<script>if (a<b) {{}}</script><style>x</style>"));
+        assert_eq!(s(&format!("{foreign}<script>x</script>")), format!("{foreign}<script></script>"));
         // After `<!--` a script ends where the tokenizer's escaped states end it.
         assert_eq!(s("<script><!-- x </script>"), "<script></script>");
         assert_eq!(s("<script><!-- w('<script>x</script>') --></script><p title=y>"), "<script></script><p title=y>");
@@ -322,8 +417,27 @@ mod tests {
         assert_eq!(s("<a/b=\"x\"><p c='y'd='z'>"), "<a/b=\"\"><p d=''>");
         // Unquoted values stay (`a= b` would read `b` as the value), as do values never closed.
         assert_eq!(s("<a href=/x title=\"never closed>"), "<a href=/x title=\"never closed>");
-        // After a context the scan cannot follow, nothing goes.
-        for kept in ["<svg><path d=\"M0\"></svg><a title=\"x\">", "<select><a title=\"x\">", "<math><a title=\"x\">"] {
+        // A plain icon or menu is followed: its drawing's and options' attributes go, and the
+        // scan goes on after it.
+        assert_eq!(
+            s("<svg viewBox=\"0 0 1\"><title>Share</title><g fill='x'><path d=\"M0\"/></g><feBlend in='a'></feBlend></svg><a title=\"x\">"),
+            "<svg ><title>Share</title><g ><path /></g><feBlend ></feBlend></svg><a >"
+        );
+        assert_eq!(s("<select name=\"l\"><option value='en'>EN<!-- x --><optgroup><option value=\"de\">DE</select><p title='y'>"), "<select ><option >EN<!----><optgroup><option >DE</select><p >");
+        // After a context the scan cannot follow, nothing goes: an element an icon cannot hold,
+        // end tags out of order, markup where HTML's rules apply, a menu with more than options.
+        for kept in [
+            "<svg><path d=\"M0\"><p></svg><a title=\"x\">",
+            "<svg><g><path d='x'></g></path></svg><a title=\"x\">",
+            "<svg><g></div></g></svg><a title=\"x\">",
+            "<svg><title><b>x</b></title></svg><a title=\"x\">",
+            "<svg><title><title>x<g x='1'></title></svg><a title=\"x\">",
+            "<svg><foreignObject><script>a<b</script></foreignObject></svg><a title=\"x\">",
+            "<svg><style>a<b</style></svg><a title=\"x\">",
+            "<svg><path d='x'>",
+            "<select><option><script>a<b</script></select><a title=\"x\">",
+            "<math><a title=\"x\">",
+        ] {
             assert_eq!(s(kept), kept, "{kept}");
         }
     }
