@@ -116,23 +116,36 @@ impl Blocks {
             self.cur.pre = true;
             self.cur.text.push_str(t);
         } else {
-            for c in t.chars() {
+            let bytes = t.as_bytes();
+            let mut at = 0;
+            while at < bytes.len() {
+                // A run of ASCII letters, digits and punctuation is copied at once.
+                let run = bytes[at..].iter().take_while(|b| b.is_ascii_graphic()).count();
+                if run > 0 {
+                    self.drawn(&t[at..at + run]);
+                    at += run;
+                    continue;
+                }
+                let Some(c) = t[at..].chars().next() else { break };
+                at += c.len_utf8();
                 if c.is_whitespace() {
                     self.space = true;
-                    continue;
+                } else if !invisible(c) {
+                    self.drawn(c.encode_utf8(&mut [0; 4]));
                 }
-                if invisible(c) {
-                    continue;
-                }
-                if std::mem::take(&mut self.space) && !self.cur.text.is_empty() {
-                    self.cur.text.push(' ');
-                }
-                self.cur.text.push(c);
             }
         }
         if self.in_link > 0 {
             self.cur.link += self.cur.text.len() - before;
         }
+    }
+
+    /// Characters drawn, after a space if whitespace came before them in the block.
+    fn drawn(&mut self, s: &str) {
+        if std::mem::take(&mut self.space) && !self.cur.text.is_empty() {
+            self.cur.text.push(' ');
+        }
+        self.cur.text.push_str(s);
     }
 }
 
@@ -212,15 +225,21 @@ const MACHINE_DIGITS: f64 = 0.25;
 /// A block of identifiers run together (ids of hidden tracking letters: eBay spells "Sponsored"
 /// as a paragraph of UUIDs): no reader sees it as text.
 fn machine(text: &str) -> bool {
-    let machine_bytes: usize = text
-        .split_whitespace()
-        .filter(|w| {
-            w.len() >= MACHINE_WORD
-                && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
-                && w.bytes().filter(u8::is_ascii_digit).count() as f64 >= MACHINE_DIGITS * w.len() as f64
-        })
-        .map(str::len)
-        .sum();
+    let (mut machine_bytes, mut other) = (0, 0);
+    for w in text.split_whitespace() {
+        if w.len() >= MACHINE_WORD
+            && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+            && w.bytes().filter(u8::is_ascii_digit).count() as f64 >= MACHINE_DIGITS * w.len() as f64
+        {
+            machine_bytes += w.len();
+        } else {
+            other += w.len();
+            // A fifth of the text is other words already: prose (most blocks end here at once).
+            if other * 5 > text.len() {
+                return false;
+            }
+        }
+    }
     machine_bytes * 5 >= text.len() * 4
 }
 
