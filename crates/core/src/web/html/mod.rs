@@ -268,6 +268,20 @@ mod tests {
     }
 
     #[test]
+    fn a_sign_up_form_goes_but_a_page_wrapped_in_a_form_stays() {
+        let signup = "<form class=esub><h3>Stay in the loop</h3><p>Get every new post delivered straight to your inbox, free, once a week.</p>\
+                      <input type=\"Email\" name=e><div class=note>Great! Check your inbox and click the link to confirm.</div></form>";
+        let html = format!("<body><article><p>{STORY}</p><p>{STORY2}</p>{signup}</article></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        // A form that takes a message is a comment or contact form, judged as any element; an
+        // ASP.NET page's one form holds the whole page, sign-up field and all.
+        let html = format!("<body><form id=aspnetForm><div><p>{STORY}</p><p>{STORY2}</p><input type=email></div></form></body>");
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}"));
+        let contact = format!("<form><p>{STORY3}</p><input type=email><textarea></textarea></form>");
+        assert_eq!(text(&format!("<body><article><p>{STORY}</p><p>{STORY2}</p>{contact}</article></body>")), format!("{STORY}\n{STORY2}\n{STORY3}"));
+    }
+
+    #[test]
     fn whitespace_collapses_across_inline_elements_and_blocks_break_lines() {
         // Short lines between paragraphs stay; before the first and after the last they are edges.
         let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY2}</p>by me</div></body>");

@@ -361,7 +361,7 @@ fn remembered<T: Copy>(seen: &mut rustc_hash::FxHashMap<Box<str>, T>, value: &st
 }
 
 /// The attributes [`Marks::of`] reads: the parser is given no other attribute's value.
-pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style", "hidden"];
+pub const READ_ATTRIBUTES: &[&str] = &["class", "id", "role", "itemprop", "style", "hidden", "type"];
 
 /// What the tag and attributes of one element say.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -401,6 +401,9 @@ pub struct Marks {
     pub consent_manager: bool,
     /// Marked as the main content.
     pub content: bool,
+    /// A field for an email address (`<input type=email>`): a form that has one and no
+    /// `<textarea>` is a sign-up box (decided later).
+    pub email_field: bool,
     /// A hash of the tag and the class names without a digit: elements that share it are drawn
     /// alike (a listing's cards, a forum's posts).
     pub shape: u32,
@@ -413,7 +416,7 @@ impl Marks {
         let tag: &str = tag;
         // One pass, names compared as atoms: this runs for every element of every page. The
         // names are [`READ_ATTRIBUTES`]; the first of a name counts.
-        let (mut class, mut id, mut role, mut itemprop, mut style, mut hidden) = (None, None, None, None, None, false);
+        let (mut class, mut id, mut role, mut itemprop, mut style, mut hidden, mut kind) = (None, None, None, None, None, false, None);
         for a in attrs {
             let value = Some(&*a.value);
             match a.name.local {
@@ -423,6 +426,7 @@ impl Marks {
                 local_name!("itemprop") => itemprop = itemprop.or(value),
                 local_name!("style") => style = style.or(value),
                 local_name!("hidden") => hidden = true,
+                local_name!("type") => kind = kind.or(value),
                 _ => {}
             }
         }
@@ -486,6 +490,7 @@ impl Marks {
                 || role.as_deref() == Some("main")
                 || itemprop.is_some_and(|v| v.eq_ignore_ascii_case("articlebody"))
                 || content_word,
+            email_field: tag == "input" && kind.is_some_and(|k| k.trim().eq_ignore_ascii_case("email")),
             shape,
             classed: class.is_some_and(|c| c.classed),
         }
