@@ -282,6 +282,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pictures_caption_ending_in_its_credit_goes() {
+        let html = format!(
+            "<body><article><p>{STORY}</p><div class=img-box><img src=a.jpg><span>The old bridge at dawn. Foto: Jane Doe</span></div>\
+             <p>{STORY2}</p><div>Volunteers at the school on the hill. © Getty Images</div><p>Photo credit: Max Muster</p>\
+             <p>{STORY3}</p><p>The ferry on Tuesday (REUTERS/Jane Doe)</p>\
+             <table><tr><td>Photo: 12 MP</td><td>Video: 4K</td></tr></table><p>{STORY4}</p></article></body>"
+        );
+        assert_eq!(text(&html), format!("{STORY}\n{STORY2}\n{STORY3}\nPhoto: 12 MP | Video: 4K\n{STORY4}"));
+        // A sentence that goes on after a colon, or a long block, is text.
+        for kept in ["Bild: the council says the embankment will be higher next spring.", &format!("{STORY} {STORY4} © Valley Times")] {
+            let html = format!("<body><article><p>{STORY2}</p><p>{kept}</p><p>{STORY3}</p></article></body>");
+            assert!(text(&html).contains(kept), "{kept}");
+        }
+    }
+
+    #[test]
     fn whitespace_collapses_across_inline_elements_and_blocks_break_lines() {
         // Short lines between paragraphs stay; before the first and after the last they are edges.
         let html = format!("<body><div><p>{STORY}</p><p>One  <b>bold</b>\n<i>word</i></p>line<br>break<ul><li>a</li><li>b</li></ul><p>{STORY2}</p>by me</div></body>");

@@ -243,6 +243,46 @@ fn machine(text: &str) -> bool {
     machine_bytes * 5 >= text.len() * 4
 }
 
+/// A caption under this many characters may end in its picture's credit...
+const CAPTION_CHARS: usize = 300;
+/// ...of this many characters at most.
+const CREDIT_CHARS: usize = 60;
+
+/// Whether a block is a picture's caption or credit: short, and ending in a photographer's or an
+/// agency's credit (`Foto: dpa`, `© Getty Images`, `Photo credit: Jane Doe`, `(REUTERS/Denis
+/// Balibouse)`). Pages set them under pictures in boxes of every class name; no reader takes
+/// them for the text, and trafilatura leaves figures and their captions out.
+fn credited(text: &str) -> bool {
+    const LABELS: &[&str] = &["foto", "fotos", "photo", "photos", "bild", "bildrechte", "credit", "crédito"];
+    const AGENCIES: &[&str] = &["(reuters/", "(ap/", "(afp/", "(dpa/", "(efe/"];
+    // Most blocks have none of `©`, `:` or a closing `)`: byte searches decide those (this runs
+    // for every block of every candidate).
+    let text = text.trim_end();
+    let bytes = text.as_bytes();
+    let (copy, colon) = (memchr::memmem::rfind(bytes, "©".as_bytes()), memchr::memrchr(b':', bytes));
+    if text.len() > 4 * CAPTION_CHARS || (copy.is_none() && colon.is_none() && !text.ends_with(')')) || text.chars().count() >= CAPTION_CHARS {
+        return false;
+    }
+    let credit = |rest: &str| (2..=CREDIT_CHARS).contains(&rest.trim().chars().count());
+    // `© Name` after a space (a block that starts with `©` is a copyright line).
+    if let Some(at) = copy {
+        if text[..at].ends_with(char::is_whitespace) && credit(&text[at + '©'.len_utf8()..]) {
+            return true;
+        }
+    }
+    // `Label: Name` at the end, no sentence after it.
+    if let Some(colon) = colon {
+        let rest = &text[colon + 1..];
+        let word = text[..colon].trim_end().rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+        if credit(rest) && !rest.contains(['.', '!', '?']) && LABELS.contains(&word.to_lowercase().as_str()) {
+            return true;
+        }
+    }
+    // `(AGENCY/Photographer)` at the end.
+    text.ends_with(')')
+        && text.rfind('(').is_some_and(|open| AGENCIES.iter().any(|a| text[open..].get(..a.len()).is_some_and(|p| p.eq_ignore_ascii_case(a))))
+}
+
 /// The blocks that are main text, one per line, and the length the text would have with its
 /// repeats, by which extraction chooses (so that reading a repeat once changes no choice). A
 /// block the text already holds is read once: a forum reply quoting a post, a pull quote, a
@@ -266,8 +306,9 @@ pub fn render(blocks: &[Block], list: bool) -> (String, usize) {
             // decided by where it stands (below).
             let navigation = !list && !b.listed && !b.cell && !b.heading && (links > MAX_LINK_SHARE || (links > 0.0 && b.chars() < 10));
             let copyright = b.text.starts_with('©') || b.text.contains("All Rights Reserved") || b.text.contains("All rights reserved");
+            let caption = !b.cell && credited(&b.text);
             let beside = b.outside && (b.link > 0 || b.chars() < OUTSIDE_CHARS);
-            !navigation && !copyright && !beside && !machine(&b.text)
+            !navigation && !copyright && !caption && !beside && !machine(&b.text)
         })
         .collect();
     let paragraph = |(b, k): (&Block, &bool)| *k && !b.heading && b.chars() >= PARAGRAPH_CHARS;

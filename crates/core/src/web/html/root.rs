@@ -236,23 +236,35 @@ impl<'d> Pruned<'d> {
         // A form that asks for an email address and takes no message (`<textarea>`) is a sign-up
         // box: a newsletter's, an account's (trafilatura drops every form; ASP.NET pages wrap
         // the whole page in one, hence the guard).
-        let signup = if present.email_field {
-            let email = any_below(dom, &order, |id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.email_field));
-            let message = any_below(dom, &order, |id| dom.name(id) == Some("textarea"));
-            (0..n).map(|i| email[i] && !message[i] && dom.name(i as Id) == Some("form") && (visible[i] as f64) < GUARD * total).collect()
+        // Forms are few: each is walked, not the whole tree (in order, so searched by halves).
+        let signups: Vec<Id> = if present.email_field {
+            (0..n as Id)
+                .filter(|&id| dom.name(id) == Some("form") && (visible[id as usize] as f64) < GUARD * total)
+                .filter(|&form| {
+                    let (mut email, mut message) = (false, false);
+                    dom.walk(form, |_| true, |step| {
+                        if let Step::Open(id) = step {
+                            email |= matches!(dom.kind(id), Kind::Element { marks, .. } if marks.email_field);
+                            message |= dom.name(id) == Some("textarea");
+                        }
+                    });
+                    email && !message
+                })
+                .collect()
         } else {
-            vec![false; n]
+            Vec::new()
         };
+        let signup = |id: Id| signups.binary_search(&id).is_ok();
         let story = declared.article && !declared.thread;
         let never_content = |id: Id| {
-            signup[id as usize]
+            signup(id)
                 || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content || (story && marks.comment_section)) && by_class(id)
         };
         // The lenient reading reads `<noscript>` for a page's copy, not for its notice that
         // JavaScript is off.
         let notice = |id: Id| dom.name(id) == Some("noscript") && visible[id as usize] < NOSCRIPT_COPY && says_javascript(dom, id);
         let dropped: Vec<bool> =
-            (0..n as Id).map(|id| never(id) || if strict { by_class(id) || signup[id as usize] } else { never_content(id) || notice(id) }).collect();
+            (0..n as Id).map(|id| never(id) || if strict { by_class(id) || signup(id) } else { never_content(id) || notice(id) }).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         let gone = any_above(dom, &order, |id| dropped[id as usize]);
         Self { dom, dropped, gone, prose, order, strict }
