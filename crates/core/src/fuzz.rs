@@ -188,7 +188,8 @@ fn html_bytes() -> impl Strategy<Value = Vec<u8>> {
         b"<meta http-equiv=content-type content='text/html; charset=gb18030'>", b"&amp;", b"&#0;", b"&#x110000;", b"\xe9",
         b"\x82\xb1", b"\xef\xbb\xbf", b"\xff\xfe", b"\x00", b" ", b"\n", b"The river rose three metres overnight. ", "©".as_bytes(),
         b"hidden", b" style=display:none", b" aria-hidden=true", b">", b"<svg>", b"</svg>", b"<g d='x'>", b"</g>", b"<title>",
-        b"</title>", b"</option>", b"<div role=menubar>",
+        b"</title>", b"</option>", b"<div role=menubar>", " © Getty".as_bytes(), b"Foto: dpa", b"(REUTERS/x)", b":", b"(",
+        "Crédito:".as_bytes(), b"<form><input type=email>",
     ]);
     prop::collection::vec(prop_oneof![pieces.prop_map(<[u8]>::to_vec), prop::collection::vec(any::<u8>(), 0..12)], 0..80)
         .prop_map(|v| v.concat())
