@@ -86,26 +86,27 @@ fn plain(b: &[u8], from: usize, name: &str, inside: fn(&[u8]) -> bool, nested: b
             return None;
         }
         let tag = name_start..name_end(b, name_start);
+        let tag_name = &b[tag.clone()];
         if end_tag {
             // In an `<svg>` an end tag closes the innermost open element of its name, and the
             // elements inside it; one it does not name goes by HTML's rules. In a `<select>` an
             // option's end tag closes nothing else.
-            let named = |r: &Range<usize>| b[r.clone()].eq_ignore_ascii_case(&b[tag.clone()]);
+            let named = |r: &Range<usize>| b[r.clone()].eq_ignore_ascii_case(tag_name);
             match nested.then(|| open.iter().rposition(named)).flatten() {
                 Some(i) => open.truncate(i),
-                None if b[tag.clone()].eq_ignore_ascii_case(name.as_bytes()) => return Some(lt),
-                None if !nested && inside(&b[tag.clone()]) => {}
+                None if tag_name.eq_ignore_ascii_case(name.as_bytes()) => return Some(lt),
+                None if !nested && inside(tag_name) => {}
                 None => return None,
             }
             at = tag_end(b, tag.end, &mut |_, _, _| {}).0;
         } else {
-            if !inside(&b[tag.clone()]) {
+            if !inside(tag_name) {
                 return None;
             }
             let (end, self_closing) = tag_end(b, tag.end, &mut |attribute, whole, value| unread.extend(left_out(b, attribute, whole, value)));
             // Where HTML's rules apply (a `<title>` there reads as text up to its end tag), only
             // text alone, up to the element's own end tag.
-            let integration = ["title", "desc"].into_iter().find(|n| b[tag.clone()].eq_ignore_ascii_case(n.as_bytes()));
+            let integration = ["title", "desc"].into_iter().find(|n| tag_name.eq_ignore_ascii_case(n.as_bytes()));
             let text_alone = |n| memchr(b'<', &b[end..]).is_some_and(|i| b[end + i..].starts_with(b"</") && tag_named(b, end + i + 2, n));
             if !b[..end].ends_with(b">") || integration.is_some_and(|n| !self_closing && !text_alone(n)) {
                 return None;
@@ -178,8 +179,8 @@ pub fn leave_out_unread(html: &str) -> Cow<'_, str> {
                 }
             });
             at = end;
-            if sure && !self_closing && (name.eq_ignore_ascii_case("svg") || name.eq_ignore_ascii_case("select")) {
-                let svg = name.eq_ignore_ascii_case("svg");
+            let svg = name.eq_ignore_ascii_case("svg");
+            if sure && !self_closing && (svg || name.eq_ignore_ascii_case("select")) {
                 unread.clear();
                 if let Some(close) = plain(b, end, name, if svg { drawing } else { option }, svg, &mut unread) {
                     unread.drain(..).for_each(&mut leave_out);

@@ -256,15 +256,13 @@ impl<'d> Pruned<'d> {
         };
         let signup = |id: Id| signups.binary_search(&id).is_ok();
         let story = declared.article && !declared.thread;
-        let never_content = |id: Id| {
-            signup(id)
-                || matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content || (story && marks.comment_section)) && by_class(id)
-        };
+        let never_content =
+            |id: Id| matches!(dom.kind(id), Kind::Element { marks, .. } if marks.never_content || (story && marks.comment_section)) && by_class(id);
         // The lenient reading reads `<noscript>` for a page's copy, not for its notice that
         // JavaScript is off.
         let notice = |id: Id| dom.name(id) == Some("noscript") && visible[id as usize] < NOSCRIPT_COPY && says_javascript(dom, id);
         let dropped: Vec<bool> =
-            (0..n as Id).map(|id| never(id) || if strict { by_class(id) || signup(id) } else { never_content(id) || notice(id) }).collect();
+            (0..n as Id).map(|id| never(id) || signup(id) || if strict { by_class(id) } else { never_content(id) || notice(id) }).collect();
         let prose = text_below(dom, &order, |id| dropped[id as usize] || dom.name(id) == Some("a"));
         let gone = any_above(dom, &order, |id| dropped[id as usize]);
         Self { dom, dropped, gone, prose, order, strict }
