@@ -13,7 +13,7 @@ use datafusion::arrow::array::{Array, Int64Array, StringArray};
 use crate::util::*;
 
 /// Per page type: the lowest mean word F1 accepted (tokq scored 0.949, 0.820, 0.697, 0.710,
-/// 0.712, 0.927, 0.831 on 2026-12-07, 0.8704 overall; trafilatura 2.3.1 0.937, 0.694, 0.637,
+/// 0.712, 0.927, 0.831 on 2026-12-07, 0.8706 overall; trafilatura 2.3.1 0.937, 0.694, 0.637,
 /// 0.574, 0.583, 0.917, 0.765, 0.823 overall).
 const FLOORS: &[(&str, f64)] = &[
     ("article", 0.945),
@@ -24,7 +24,8 @@ const FLOORS: &[(&str, f64)] = &[
     ("documentation", 0.920),
     ("service", 0.820),
 ];
-const OVERALL_FLOOR: f64 = 0.869;
+/// Issue 49's goal: the overall mean stays at 0.87 or above (0.8706 through this test).
+const OVERALL_FLOOR: f64 = 0.870;
 
 /// Lowercased words as Python's `re.findall(r'\w+', text.lower())` finds them.
 fn words(text: &str) -> HashMap<String, usize> {
