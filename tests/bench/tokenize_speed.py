@@ -20,7 +20,8 @@ Tokenizers: gpt2, llama3, qwen, mistral v3 (SentencePiece BPE), a GPT-NeoX/OLMo-
 (NFC, added tokens; built from gpt2's by tests/parity/tokenizer_files.py), cl100k and o200k.
 
     python tests/bench/tokenize_speed.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared \
-        [--only llama3,cl100k_base] [--corpora wikipedia,code] [--repeat 2] [--all-cores]
+        [--only llama3,cl100k_base] [--corpora wikipedia,code] [--repeat 2] [--all-cores] \
+        [--ids-encoding byte_stream_split]
 
 with a Python that has tests/parity/requirements-tokenizers.txt (as .ci/run's
 $HOME/.cache/tokq-venv-tokenizers).
@@ -46,7 +47,7 @@ from tokenizer_files import neox_style  # noqa: E402
 
 RECIPE = """
 COPY (SELECT _source, _row, tokenize(text, '${tokenizer}') AS input_ids FROM read_jsonl('${input}'))
-TO '${output}' STORED AS PARQUET;
+TO '${output}' STORED AS PARQUET%s;
 """
 CORE = 1
 
@@ -115,6 +116,8 @@ def main():
     ap.add_argument("--corpora", default="wikipedia,udhr,code")
     ap.add_argument("--code-mb", type=float, default=20)
     ap.add_argument("--repeat", type=int, default=2, help="runs of each side; the best is kept")
+    ap.add_argument("--ids-encoding", choices=["plain", "byte_stream_split"], default="plain",
+                    help="the COPY option ids_encoding of tokq's output (plain is the default)")
     ap.add_argument("--all-cores", action="store_true", help="also HF encode_batch on every core "
                     "against tokq at --partitions = cores")
     a = ap.parse_args()
@@ -145,8 +148,10 @@ def main():
     everything = os.sched_getaffinity(0)
     try:
         recipe = work / "tokenize.sql"
-        recipe.write_text(RECIPE)
-        print(f"HF tokenizers {tokenizers.__version__}; best of {a.repeat} runs each; one core = core {CORE}")
+        options = "" if a.ids_encoding == "plain" else f" OPTIONS ('ids_encoding' '{a.ids_encoding}')"
+        recipe.write_text(RECIPE % options)
+        print(f"HF tokenizers {tokenizers.__version__}; best of {a.repeat} runs each; one core = core {CORE}; "
+              f"tokq's ids {a.ids_encoding}")
         header = f"{'tokenizer':<12} {'corpus':<10} {'MB':>6}  {'reference':<22} {'MB/s':>6}  {'tokq run MB/s':>13}  {'ratio':>6}  tokens"
         rows = []
         for corpus in a.corpora.split(","):

