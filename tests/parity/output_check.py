@@ -131,6 +131,41 @@ def check_single_file(tokq, work):
     return rows
 
 
+def check_byte_streams(tokq, work):
+    """`'ids_encoding' 'byte_stream_split'`: pyarrow, Polars and datasets read the same ids as from
+    the default plain ids; DuckDB reads them from 2.0 and refuses them, naming the encoding, before."""
+    recipe = os.path.join(work, "byte-streams.sql")
+    copy = ("COPY (SELECT _source, _row, tokenize(text, 'tiktoken:o200k_base') AS input_ids FROM "
+            "read_jsonl('queries/data/sample.jsonl')) TO '{}' STORED AS PARQUET {};\n")
+    plain, split = os.path.join(work, "ids-plain"), os.path.join(work, "ids-split")
+    with open(recipe, "w") as f:
+        f.write(copy.format(plain + "/", "") + copy.format(split + "/", "OPTIONS ('ids_encoding' 'byte_stream_split')"))
+    subprocess.run([tokq, "run", recipe, "--quiet", "--partitions", "1"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    part = os.path.join(split, manifest_of(split)["files"][0]["path"])
+    encodings = pq.ParquetFile(part).metadata.row_group(0).column(2).encodings
+    assert "BYTE_STREAM_SPLIT" in encodings, encodings
+
+    def ids(folder):
+        return {
+            "pyarrow": pq.read_table(folder).sort_by("_row").column("input_ids").to_pylist(),
+            "polars": pl.read_parquet(folder + "/*.parquet").sort("_row")["input_ids"].to_list(),
+            "datasets": datasets.load_dataset(folder, split="train").sort("_row")["input_ids"],
+        }
+    want = ids(plain)["pyarrow"]
+    wrong = [reader for reader, got in ids(split).items() if got != want]
+    assert not wrong, f"{split}: these readers read other ids than the plain file's: {wrong}"
+    if int(duckdb.__version__.split(".")[0]) >= 2:
+        got = [list(r[0]) for r in duckdb.sql(f"SELECT input_ids FROM read_parquet('{split}/*') ORDER BY _row").fetchall()]
+        assert got == want, "DuckDB read other ids"
+    else:
+        try:
+            duckdb.sql(f"SELECT sum(len(input_ids)) FROM read_parquet('{split}/*')").fetchall()
+            raise AssertionError(f"DuckDB {duckdb.__version__} read BYTE_STREAM_SPLIT ids: docs/output-format.md says it cannot")
+        except duckdb.Error as e:
+            assert "BYTE_STREAM_SPLIT" in str(e), e
+    return len(want)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokq", required=True)
@@ -151,6 +186,8 @@ def main():
         print(f"ok {os.path.relpath(folder, a.out)}: {check(folder)} rows in every reader")
     check_tokens(os.path.join(a.out, "quickstart"))
     print(f"ok single/quickstart.parquet: {check_single_file(a.tokq, a.out)} rows in every reader")
+    print(f"ok ids as byte streams: {check_byte_streams(a.tokq, a.out)} rows, the same ids in pyarrow, Polars and datasets "
+          f"(DuckDB {duckdb.__version__}: {'the same' if int(duckdb.__version__.split('.')[0]) >= 2 else 'refused, as documented'})")
     print(f"ok {len(folders)} output folders of {len(glob.glob(os.path.join(REPO, 'queries/*.sql')))} recipes open in "
           "DuckDB, Polars, pyarrow and datasets as they are")
 
