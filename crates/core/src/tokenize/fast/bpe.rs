@@ -50,39 +50,70 @@ pub fn short_key(piece: &[u8]) -> Option<u128> {
     Some(packed | (n as u128) << 120)
 }
 
-/// Token bytes -> id, split by length: tokens of up to [`SHORT_MAX_BYTES`] by their
-/// [`short_key`], so that a lookup is one probe with the key in the slot, where a byte-string
-/// key costs a pointer chase and a `memcmp`; the longer ones by their bytes.
+/// Token bytes -> id, split by length: tokens of up to 7 bytes (70% of Llama-3's, GPT-2's and
+/// Qwen's vocabularies) by their [`short_key`] narrowed to a u64, those of up to
+/// [`SHORT_MAX_BYTES`] by the whole key, so that a lookup is one probe with the key in the slot,
+/// where a byte-string key costs a pointer chase and a `memcmp`; the longer ones by their bytes.
+/// The narrow table's 16-byte slots (a u128 key makes 32) keep the table most lookups probe at a
+/// quarter of the single table's size: 2 MiB for Llama-3 instead of 8.
 struct Vocab {
+    narrow: FxHashMap<u64, u32>,
     short: FxHashMap<u128, u32>,
     long: FxHashMap<Vec<u8>, u32>,
+}
+
+/// Keys of up to this many bytes are in [`Vocab`]'s narrow table.
+const NARROW_MAX_BYTES: u128 = 7;
+
+/// A [`short_key`] of at most [`NARROW_MAX_BYTES`] bytes as a u64: the bytes, then the length in
+/// the top byte.
+#[inline(always)]
+fn narrow(key: u128) -> Option<u64> {
+    let len = key >> 120;
+    (len <= NARROW_MAX_BYTES).then_some(key as u64 | (len as u64) << 56)
 }
 
 impl Vocab {
     /// Later duplicates of a token win, as in a map built from the same pairs.
     fn new(tokens: impl IntoIterator<Item = (Vec<u8>, u32)>) -> Self {
         let tokens = tokens.into_iter();
-        let mut short = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0, Default::default());
-        let mut long = FxHashMap::default();
+        // About 70% of a vocabulary is narrow: room for three quarters keeps Llama-3's table at
+        // 2 MiB, where room for all of it would double it.
+        let mut narrow_map = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0 / 4 * 3, Default::default());
+        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
         for (token, id) in tokens {
             match short_key(&token) {
-                Some(key) => short.insert(key, id),
+                Some(key) => match narrow(key) {
+                    Some(k) => narrow_map.insert(k, id),
+                    None => short.insert(key, id),
+                },
                 None => long.insert(token, id),
             };
         }
-        Self { short, long }
+        Self { narrow: narrow_map, short, long }
     }
 
     #[inline]
     fn get(&self, bytes: &[u8]) -> Option<u32> {
         match short_key(bytes) {
-            Some(key) => self.short.get(&key).copied(),
+            Some(key) => match narrow(key) {
+                Some(k) => self.narrow.get(&k).copied(),
+                None => self.short.get(&key).copied(),
+            },
             None => self.long.get(bytes).copied(),
         }
     }
 
+    /// How many tokens there are.
+    fn len(&self) -> usize {
+        self.narrow.len() + self.short.len() + self.long.len()
+    }
+
     /// Every token's bytes and id.
     fn for_each(&self, mut f: impl FnMut(&[u8], u32)) {
+        for (&key, &id) in &self.narrow {
+            f(&key.to_le_bytes()[..(key >> 56) as usize], id);
+        }
         for (&key, &id) in &self.short {
             f(&key.to_le_bytes()[..(key >> 120) as usize], id);
         }
@@ -252,7 +283,7 @@ impl BpeModel {
     pub fn from_ranks(ranks: FxHashMap<Vec<u8>, u32>) -> Result<Self, String> {
         let vocab = Vocab::new(ranks);
         // Real tables have about 2.3 splits into two tokens per token (cl100k: 233k for 100k).
-        let tokens = vocab.short.len() + vocab.long.len();
+        let tokens = vocab.len();
         let mut merges = FxHashMap::with_capacity_and_hasher(tokens * 5 / 2, Default::default());
         vocab.for_each(|token, rank| {
             for k in 1..token.len() {
