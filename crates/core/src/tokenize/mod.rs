@@ -103,8 +103,8 @@ impl Tokenizer {
             None => (false, spec),
         };
         let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
-        let fast = |ranks, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
-            let model = fast::bpe::BpeModel::from_ranks(ranks).map_err(err)?;
+        let fast = |model: std::result::Result<fast::bpe::BpeModel, String>, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
+            let model = model.map_err(err)?;
             let t = fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default());
             Ok(Box::new(t.with_named_tokens(named)))
         };
@@ -117,7 +117,7 @@ impl Tokenizer {
             }
             TokenizerSpec::BuiltinTiktoken(which) => {
                 let (ranks, named, sha) = tiktoken::builtin_table(which).map_err(err)?;
-                (fast(ranks, which.pattern(), named)?, sha, None, None)
+                (fast(fast::bpe::BpeModel::from_ranks(ranks), which.pattern(), named)?, sha, None, None)
             }
             TokenizerSpec::TiktokenFile { uri, pattern } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
@@ -126,7 +126,7 @@ impl Tokenizer {
                     let t = tiktoken::Tiktoken::from_ranks(ranks, pattern).map_err(err)?;
                     (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(ChunkStyle::KeepSpace), forced())
                 } else {
-                    (fast(ranks, pattern, Default::default())?, sha256_hex(&bytes), None, None)
+                    (fast(fast::bpe::BpeModel::from_ranks(ranks), pattern, Default::default())?, sha256_hex(&bytes), None, None)
                 }
             }
             TokenizerSpec::HuggingFace { uri } => {

@@ -43,20 +43,36 @@ fn builtin_bpe(which: Builtin) -> Result<(CoreBPE, &'static str), String> {
     Ok((bpe.map_err(|e| e.to_string())?, sha))
 }
 
-/// A bundled table read back from tiktoken-rs: its ordinary ranks, its special tokens by name
-/// (`<|endoftext|>` -> 100257) and its sha256. tiktoken-rs keeps its table private, so the ranks
-/// are read back by decoding each one; the ordinary ranks of both tables run from 0 without gaps,
-/// and the special tokens sit above the first gap.
-pub fn builtin_table(which: Builtin) -> Result<(Ranks, FxHashMap<String, u32>, String), String> {
-    let (bpe, sha) = builtin_bpe(which)?;
-    // Into a vector first, so that the map is allocated once at its size instead of growing
-    // through every power of two.
-    let tokens: Vec<Vec<u8>> = (0u32..).map_while(|r| bpe.decode_bytes(&[r]).ok()).collect();
-    let mut ranks = Ranks::with_capacity_and_hasher(tokens.len(), Default::default());
-    ranks.extend(tokens.into_iter().zip(0u32..));
-    let named = bpe.special_tokens().into_iter().map(|t| (t.to_string(), bpe.encode_with_special_tokens(t)));
-    let named = named.filter_map(|(t, ids)| <[u32; 1]>::try_from(ids).ok().map(|[id]| (t, id))).collect();
-    Ok((ranks, named, sha.to_string()))
+/// A bundled table: its ordinary tokens with their ranks, its special tokens by name
+/// (`<|endoftext|>` -> 100257) and its sha256. The build writes tiktoken-rs's tables as token
+/// lists (`crates/core/build.rs`): reading one takes a millisecond, where building tiktoken-rs's
+/// encoder to read them back out of it took 0.25 s for o200k.
+pub fn builtin_table(which: Builtin) -> Result<(Vec<(&'static [u8], u32)>, FxHashMap<String, u32>, String), String> {
+    let (mut tokens, special, sha) = match which {
+        Builtin::Cl100kBase => (
+            &include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.tokens"))[..],
+            include_str!(concat!(env!("OUT_DIR"), "/cl100k_base.special")),
+            CL100K_SHA256,
+        ),
+        Builtin::O200kBase => (
+            &include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.tokens"))[..],
+            include_str!(concat!(env!("OUT_DIR"), "/o200k_base.special")),
+            O200K_SHA256,
+        ),
+    };
+    let corrupt = || "tokq's build of this table is cut short: rebuild tokq".to_string();
+    let mut ranks = Vec::with_capacity(tokens.len() / 8);
+    while let [lo, hi, rest @ ..] = tokens {
+        let len = u16::from_le_bytes([*lo, *hi]) as usize;
+        let token = rest.get(..len).ok_or_else(corrupt)?;
+        ranks.push((token, ranks.len() as u32));
+        tokens = &rest[len..];
+    }
+    let named = special.lines().map(|line| {
+        let (id, name) = line.split_once(' ').ok_or_else(corrupt)?;
+        Ok((name.to_string(), id.parse().map_err(|_| corrupt())?))
+    });
+    Ok((ranks, named.collect::<Result<_, String>>()?, sha.to_string()))
 }
 
 /// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.
@@ -109,5 +125,29 @@ impl Encode for Tiktoken {
 
     fn backend(&self) -> &'static str {
         "tiktoken-rs"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables the build wrote hold tiktoken-rs's own: every ordinary token at its rank, none
+    /// after the last, and the special tokens with their ids.
+    #[test]
+    fn the_built_tables_are_tiktoken_rs_own() {
+        for which in [Builtin::Cl100kBase, Builtin::O200kBase] {
+            let (ranks, named, _) = builtin_table(which).unwrap();
+            let (reference, _) = builtin_bpe(which).unwrap();
+            for &(token, rank) in &ranks {
+                assert_eq!(reference.decode_bytes(&[rank]).unwrap(), token, "{which:?} rank {rank}");
+            }
+            assert!(reference.decode_bytes(&[ranks.len() as u32]).is_err(), "{which:?} has more ordinary tokens");
+            let specials = reference.special_tokens();
+            assert_eq!(named.len(), specials.len(), "{which:?}");
+            for name in specials {
+                assert_eq!(reference.encode_with_special_tokens(name), [named[name]], "{which:?} {name}");
+            }
+        }
     }
 }

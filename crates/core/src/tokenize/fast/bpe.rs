@@ -75,19 +75,19 @@ fn narrow(key: u128) -> Option<u64> {
 
 impl Vocab {
     /// Later duplicates of a token win, as in a map built from the same pairs.
-    fn new(tokens: impl IntoIterator<Item = (Vec<u8>, u32)>) -> Self {
+    fn new<T: AsRef<[u8]> + Into<Vec<u8>>>(tokens: impl IntoIterator<Item = (T, u32)>) -> Self {
         let tokens = tokens.into_iter();
         // About 70% of a vocabulary is narrow: room for three quarters keeps Llama-3's table at
         // 2 MiB, where room for all of it would double it.
         let mut narrow_map = FxHashMap::with_capacity_and_hasher(tokens.size_hint().0 / 4 * 3, Default::default());
         let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
         for (token, id) in tokens {
-            match short_key(&token) {
+            match short_key(token.as_ref()) {
                 Some(key) => match narrow(key) {
                     Some(k) => narrow_map.insert(k, id),
                     None => short.insert(key, id),
                 },
-                None => long.insert(token, id),
+                None => long.insert(token.into(), id),
             };
         }
         Self { narrow: narrow_map, short, long }
@@ -279,8 +279,8 @@ fn pair(a: u32, b: u32) -> u64 {
 }
 
 impl BpeModel {
-    /// A tiktoken rank table: token bytes -> rank, which is also the id.
-    pub fn from_ranks(ranks: FxHashMap<Vec<u8>, u32>) -> Result<Self, String> {
+    /// A tiktoken rank table: token bytes and rank, which is also the id.
+    pub fn from_ranks<T: AsRef<[u8]> + Into<Vec<u8>>>(ranks: impl IntoIterator<Item = (T, u32)>) -> Result<Self, String> {
         let vocab = Vocab::new(ranks);
         // Real tables have about 2.3 splits into two tokens per token (cl100k: 233k for 100k).
         let tokens = vocab.len();
