@@ -44,18 +44,15 @@ impl Pieces<'_> {
     /// follow `i`.
     #[inline(always)]
     fn from_window(&mut self, i: usize) -> Option<usize> {
-        let digits = match self.split {
-            Split::Regex(SplitPattern::R50k) => None,
-            Split::Regex(SplitPattern::Cl100k | SplitPattern::Qwen) => Some(max_digits(self.split)),
-            Split::Regex(SplitPattern::O200k) | Split::Metaspace => return None,
-        };
+        let Split::Regex(pattern) = self.split else { return None };
         if !self.window.serves(i) {
             let bytes = self.text.as_bytes().get(i..i + window::BYTES)?;
             self.window = Window::of(bytes.try_into().expect("64 bytes"), i);
         }
-        match digits {
-            None => self.window.r50k(i),
-            Some(n) => self.window.cl100k(i, n),
+        match pattern {
+            SplitPattern::R50k => self.window.r50k(i),
+            SplitPattern::Cl100k | SplitPattern::Qwen => self.window.cl100k(i, max_digits(self.split)),
+            SplitPattern::O200k => self.window.o200k(i),
         }
     }
 }

@@ -22,6 +22,9 @@ const WORDY: &[char] = &[
 const LONG: &[char] = &[
     'a', 'b', 'e', 'n', 's', 't', 'z', 'A', 'Z', 'a', 'e', 'o', ' ', ' ', ' ', ' ', '1', '2', '0', '9', '.', ',', '(', '\'',
     '"', '-', '\n', '\r', '\t', '\u{0B}', '\u{1C}', '\u{0}', '\u{7F}', 'é', '中', '٣', '½', '“', '\u{A0}', '\u{3000}', '\u{301}',
+    // o200k's capitals and small letters, its `/` after punctuation, and letters of both cases
+    // beyond ASCII.
+    'H', 'T', 'P', 'S', 'L', '/', 'É', 'ß', 'ǅ', 'ʰ',
 ];
 
 fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {

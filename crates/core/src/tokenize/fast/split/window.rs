@@ -18,6 +18,8 @@ pub const REUSE: usize = 32;
 pub struct Window {
     at: usize,
     letter: u64,
+    /// `A`-`Z`, for o200k's words (`a`-`z` are the other letters).
+    upper: u64,
     digit: u64,
     space: u64,
     newline: u64,
@@ -28,7 +30,7 @@ pub struct Window {
 
 impl Window {
     /// No window yet: every position is outside it.
-    pub const NONE: Self = Self { at: usize::MAX, letter: 0, digit: 0, space: 0, newline: 0, high: 0, blank: 0, quote: 0 };
+    pub const NONE: Self = Self { at: usize::MAX, letter: 0, upper: 0, digit: 0, space: 0, newline: 0, high: 0, blank: 0, quote: 0 };
 
     /// The window of `bytes[at..at + BYTES]`.
     pub fn of(bytes: &[u8; BYTES], at: usize) -> Self {
@@ -76,6 +78,45 @@ impl Window {
         self.ascii_end(end)?;
         let end = self.clear_from(self.newline, end);
         (end < BYTES).then_some(self.at + end)
+    }
+
+    /// The end of the o200k piece at `i`, when ASCII decides it:
+    /// `[^\r\n\p{L}\p{N}]?[U]*[W]+(?i:'s|...)?|[^\r\n\p{L}\p{N}]?[U]+[W]*(?i:'s|...)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`.
+    /// Among ASCII bytes U holds only `A`-`Z` and W only `a`-`z`, so the greedy `[U]*` has no
+    /// letter to give back: both word alternatives end where the capitals from the word's start,
+    /// then the small letters after them, end. A word whose end is an apostrophe (a
+    /// contraction may follow) is left to the character-by-character code, as is punctuation
+    /// whose line breaks are followed by more punctuation (`[\r\n/]*` may take a `/` there).
+    #[inline(always)]
+    pub fn o200k(&self, i: usize) -> Option<usize> {
+        let k = i - self.at;
+        let this = 1u64 << k;
+        if self.high & this != 0 {
+            return None;
+        }
+        let word = if self.letter & this != 0 {
+            Some(k)
+        } else if (self.letter | self.digit | self.newline) & this == 0 && self.letter & 2u64 << k != 0 {
+            Some(k + 1)
+        } else {
+            None
+        };
+        if let Some(start) = word {
+            let capitals = self.clear_from(self.upper, start);
+            self.ascii_end(capitals)?;
+            let end = self.clear_from(self.letter & !self.upper, capitals);
+            return (end < BYTES && (self.high | self.quote) >> end & 1 == 0).then_some(self.at + end);
+        }
+        if self.digit & this != 0 {
+            let end = self.clear_from(self.digit, k);
+            return if end - k >= 3 { Some(i + 3) } else { self.ascii_end(end) };
+        }
+        let from = self.punctuation_from(k)?;
+        let run = self.clear_from(self.other(), from);
+        self.ascii_end(run)?;
+        // After a line break, a `/` would go on with `[\r\n/]*`: left to the other code.
+        let end = self.clear_from(self.newline, run);
+        (end < BYTES && (end == run || self.other() >> end & 1 == 0)).then_some(self.at + end)
     }
 
     /// The end of the GPT-2 piece at `i`, when ASCII decides it:
@@ -141,6 +182,7 @@ fn masks(bytes: &[u8; BYTES], w: &mut Window) {
         let v = Lane::load(chunk);
         let blank = v.eq(b' ');
         w.letter |= v.ascii_letter().at(lane);
+        w.upper |= v.within(b'A', 26).at(lane);
         w.digit |= v.within(b'0', 10).at(lane);
         w.space |= blank.or(v.within(b'\t', 5)).at(lane);
         w.newline |= v.eq(b'\n').or(v.eq(b'\r')).at(lane);
@@ -157,6 +199,7 @@ fn masks(bytes: &[u8; BYTES], w: &mut Window) {
     for (k, &b) in bytes.iter().enumerate() {
         let f = if b < 0x80 { ascii_flags(b) } else { 0 };
         w.letter |= u64::from(f & LETTER != 0) << k;
+        w.upper |= u64::from(b.is_ascii_uppercase()) << k;
         w.digit |= u64::from(f & NUMBER != 0) << k;
         w.space |= u64::from(f & SPACE != 0) << k;
         w.newline |= u64::from(b == b'\n' || b == b'\r') << k;
@@ -182,6 +225,7 @@ mod tests {
                 let bit = |m: u64| m >> k & 1 == 1;
                 let f = if byte < 0x80 { ascii_flags(byte) } else { 0 };
                 assert_eq!(bit(w.letter), f & LETTER != 0, "{byte:#04x}");
+                assert_eq!(bit(w.upper), byte.is_ascii_uppercase(), "{byte:#04x}");
                 assert_eq!(bit(w.digit), f & NUMBER != 0, "{byte:#04x}");
                 assert_eq!(bit(w.space), f & SPACE != 0, "{byte:#04x}");
                 assert_eq!(bit(w.newline), byte == b'\n' || byte == b'\r', "{byte:#04x}");
