@@ -1,13 +1,16 @@
 //! Writes the two OpenAI rank tables that tiktoken-rs bundles (cl100k_base, o200k_base) into
-//! the build as plain token lists, so that loading `tiktoken:o200k_base` reads its 200k tokens
+//! the build as plain lists, so that loading `tiktoken:o200k_base` reads its 200k tokens
 //! instead of building tiktoken-rs's encoder, decoding every token back out of it and dropping
-//! it: that was 0.25 of the 0.33 s o200k took to load. The tables still come from the package,
-//! never from the repository or the network.
+//! it (0.25 of the 0.33 s o200k took to load), and knows each token's one merge. The tables
+//! still come from the package, never from the repository or the network.
 //!
 //! `<name>.tokens`: every ordinary token in rank order, each as a little-endian u16 length and
-//! its bytes (the ranks run from 0 without gaps). `<name>.special`: one `id name` line per
-//! special token.
+//! its bytes (the ranks run from 0 without gaps). `<name>.splits`: for each rank, a
+//! little-endian u16: the length in bytes of the left part of the token's last merge when it is
+//! encoded alone, 0 for a single byte and for a token byte-pair encoding never forms (two bytes
+//! a token where two ranks took eight). `<name>.special`: one `id name` line per special token.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 fn main() {
@@ -17,23 +20,45 @@ fn main() {
     let tables = [("cl100k_base", tiktoken_rs::cl100k_base()), ("o200k_base", tiktoken_rs::o200k_base())];
     for (name, bpe) in tables {
         let bpe = bpe.expect("tiktoken-rs builds the tables it bundles");
-        let mut tokens = Vec::new();
-        let mut rank = 0u32;
         // The ordinary ranks end at the first id that does not decode; the special ones sit above.
-        while let Ok(token) = bpe.decode_bytes(&[rank]) {
+        let tokens: Vec<Vec<u8>> = (0u32..).map_while(|rank| bpe.decode_bytes(&[rank]).ok()).collect();
+        let ranks: HashMap<&[u8], u32> = tokens.iter().zip(0u32..).map(|(t, rank)| (t.as_slice(), rank)).collect();
+        let (mut listed, mut splits) = (Vec::new(), Vec::new());
+        for token in &tokens {
             let len = u16::try_from(token.len()).expect("tokens are shorter than 64 KiB");
-            tokens.extend_from_slice(&len.to_le_bytes());
-            tokens.extend_from_slice(&token);
-            rank += 1;
+            listed.extend_from_slice(&len.to_le_bytes());
+            listed.extend_from_slice(token);
+            let split = last_merge(token, &ranks).unwrap_or(0) as u16;
+            splits.extend_from_slice(&split.to_le_bytes());
         }
         // tiktoken-rs keeps its special tokens in a hash set: sorted, so that builds write the same file.
-        let mut special: Vec<String> = bpe.special_tokens().into_iter().filter_map(|name| match bpe.encode_with_special_tokens(name)[..] {
-            [id] => Some(format!("{id} {name}\n")),
-            _ => None,
-        }).collect();
+        let mut special: Vec<String> = bpe
+            .special_tokens()
+            .into_iter()
+            .filter_map(|name| match bpe.encode_with_special_tokens(name)[..] {
+                [id] => Some(format!("{id} {name}\n")),
+                _ => None,
+            })
+            .collect();
         special.sort();
-        let special = special.concat();
-        std::fs::write(out.join(format!("{name}.tokens")), tokens).expect("OUT_DIR is writable");
-        std::fs::write(out.join(format!("{name}.special")), special).expect("OUT_DIR is writable");
+        for (ext, bytes) in [("tokens", listed), ("splits", splits), ("special", special.concat().into_bytes())] {
+            std::fs::write(out.join(format!("{name}.{ext}")), bytes).expect("OUT_DIR is writable");
+        }
     }
+}
+
+/// Where `token` is cut into the two parts it is last merged from when tiktoken's byte-pair
+/// encoding runs on its bytes alone (adjacent parts joined lowest rank first, leftmost among
+/// equals, until no two join), if that ends in the token itself.
+fn last_merge(token: &[u8], ranks: &HashMap<&[u8], u32>) -> Option<usize> {
+    // Each part as the end of its bytes in `token`; a part starts where the one before ends.
+    let mut ends: Vec<usize> = (1..=token.len()).collect();
+    let mut last = None;
+    while ends.len() > 1 {
+        let start = |i: usize| if i == 0 { 0 } else { ends[i - 1] };
+        let (_, i) = (0..ends.len() - 1).filter_map(|i| Some((*ranks.get(&token[start(i)..ends[i + 1]])?, i))).min()?;
+        last = Some(ends[i] - start(i));
+        ends.remove(i);
+    }
+    last
 }

@@ -116,8 +116,9 @@ impl Tokenizer {
                 (Box::new(t) as Box<dyn Encode>, sha, Some(ChunkStyle::KeepSpace), forced())
             }
             TokenizerSpec::BuiltinTiktoken(which) => {
-                let (ranks, named, sha) = tiktoken::builtin_table(which).map_err(err)?;
-                (fast(fast::bpe::BpeModel::from_ranks(ranks), which.pattern(), named)?, sha, None, None)
+                let table = tiktoken::builtin_table(which).map_err(err)?;
+                let model = fast::bpe::BpeModel::from_last_merges(&table.tokens, &table.splits);
+                (fast(model, which.pattern(), table.named)?, table.sha256.to_string(), None, None)
             }
             TokenizerSpec::TiktokenFile { uri, pattern } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;

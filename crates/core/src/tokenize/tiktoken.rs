@@ -43,36 +43,55 @@ fn builtin_bpe(which: Builtin) -> Result<(CoreBPE, &'static str), String> {
     Ok((bpe.map_err(|e| e.to_string())?, sha))
 }
 
-/// A bundled table: its ordinary tokens with their ranks, its special tokens by name
-/// (`<|endoftext|>` -> 100257) and its sha256. The build writes tiktoken-rs's tables as token
-/// lists (`crates/core/build.rs`): reading one takes a millisecond, where building tiktoken-rs's
-/// encoder to read them back out of it took 0.25 s for o200k.
-pub fn builtin_table(which: Builtin) -> Result<(Vec<(&'static [u8], u32)>, FxHashMap<String, u32>, String), String> {
-    let (mut tokens, special, sha) = match which {
-        Builtin::Cl100kBase => (
-            &include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.tokens"))[..],
-            include_str!(concat!(env!("OUT_DIR"), "/cl100k_base.special")),
-            CL100K_SHA256,
-        ),
-        Builtin::O200kBase => (
-            &include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.tokens"))[..],
-            include_str!(concat!(env!("OUT_DIR"), "/o200k_base.special")),
-            O200K_SHA256,
-        ),
+/// A bundled table as the build wrote it from tiktoken-rs's (`crates/core/build.rs`): reading
+/// one takes a millisecond, where building tiktoken-rs's encoder to read its tokens back out of
+/// it took 0.25 s for o200k.
+pub struct Bundled {
+    /// The ordinary tokens and their ranks.
+    pub tokens: Vec<(&'static [u8], u32)>,
+    /// Where each rank's token is cut by its last merge when it is encoded alone: the left
+    /// part's length in bytes, 0 for none ([`BpeModel::from_last_merges`]).
+    ///
+    /// [`BpeModel::from_last_merges`]: crate::tokenize::fast::bpe::BpeModel::from_last_merges
+    pub splits: Vec<u16>,
+    /// The special tokens by name (`<|endoftext|>` -> 100257).
+    pub named: FxHashMap<String, u32>,
+    /// The sha256 of the official rank file.
+    pub sha256: &'static str,
+}
+
+/// A bundled table.
+pub fn builtin_table(which: Builtin) -> Result<Bundled, String> {
+    macro_rules! built {
+        ($name:literal) => {
+            (
+                &include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".tokens"))[..],
+                &include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".splits"))[..],
+                include_str!(concat!(env!("OUT_DIR"), "/", $name, ".special")),
+            )
+        };
+    }
+    let ((mut listed, splits, special), sha256) = match which {
+        Builtin::Cl100kBase => (built!("cl100k_base"), CL100K_SHA256),
+        Builtin::O200kBase => (built!("o200k_base"), O200K_SHA256),
     };
     let corrupt = || "tokq's build of this table is cut short: rebuild tokq".to_string();
-    let mut ranks = Vec::with_capacity(tokens.len() / 8);
-    while let [lo, hi, rest @ ..] = tokens {
+    let mut tokens = Vec::with_capacity(splits.len() / 2);
+    while let [lo, hi, rest @ ..] = listed {
         let len = u16::from_le_bytes([*lo, *hi]) as usize;
         let token = rest.get(..len).ok_or_else(corrupt)?;
-        ranks.push((token, ranks.len() as u32));
-        tokens = &rest[len..];
+        tokens.push((token, tokens.len() as u32));
+        listed = &rest[len..];
+    }
+    let splits: Vec<u16> = splits.chunks_exact(2).map(|s| u16::from_le_bytes([s[0], s[1]])).collect();
+    if splits.len() != tokens.len() {
+        return Err(corrupt());
     }
     let named = special.lines().map(|line| {
         let (id, name) = line.split_once(' ').ok_or_else(corrupt)?;
         Ok((name.to_string(), id.parse().map_err(|_| corrupt())?))
     });
-    Ok((ranks, named.collect::<Result<_, String>>()?, sha.to_string()))
+    Ok(Bundled { tokens, splits, named: named.collect::<Result<_, String>>()?, sha256 })
 }
 
 /// Parses a `.tiktoken` rank file: one `BASE64 RANK` pair per line.
@@ -130,14 +149,49 @@ impl Encode for Tiktoken {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::tokenize::{cached, EncodeOptions, DEFAULT_CHUNK_BYTES};
+
+    static REFERENCE: LazyLock<[(CoreBPE, Bundled); 2]> = LazyLock::new(|| {
+        [Builtin::Cl100kBase, Builtin::O200kBase].map(|which| (builtin_bpe(which).unwrap().0, builtin_table(which).unwrap()))
+    });
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Texts made of the tables' own tokens glued together (so that merges across their
+        /// edges compete with the merges inside), with spaces, letters of two scripts and
+        /// digits between them: tokq's encoder, which keeps each token's last merge only, gives
+        /// tiktoken-rs's ids.
+        #[test]
+        fn glued_tokens_encode_as_tiktoken_rs_does(
+            picks in proptest::collection::vec((any::<u32>(), proptest::sample::select(&["", " ", "é", "x", "中", "1", "'s", "\n"][..])), 1..40),
+        ) {
+            for (i, spec) in ["tiktoken:cl100k_base", "tiktoken:o200k_base"].into_iter().enumerate() {
+                let (reference, table) = &REFERENCE[i];
+                let mut bytes = Vec::new();
+                for (pick, between) in &picks {
+                    bytes.extend_from_slice(table.tokens[*pick as usize % table.tokens.len()].0);
+                    bytes.extend_from_slice(between.as_bytes());
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                let mut ours = Vec::new();
+                cached(spec).unwrap().encode_into(&text, &EncodeOptions::default(), DEFAULT_CHUNK_BYTES, &mut ours).unwrap();
+                prop_assert_eq!(ours, reference.encode_ordinary(&text), "{} on {:?}", spec, text);
+            }
+        }
+    }
 
     /// The tables the build wrote hold tiktoken-rs's own: every ordinary token at its rank, none
     /// after the last, and the special tokens with their ids.
     #[test]
     fn the_built_tables_are_tiktoken_rs_own() {
         for which in [Builtin::Cl100kBase, Builtin::O200kBase] {
-            let (ranks, named, _) = builtin_table(which).unwrap();
+            let Bundled { tokens: ranks, named, .. } = builtin_table(which).unwrap();
             let (reference, _) = builtin_bpe(which).unwrap();
             for &(token, rank) in &ranks {
                 assert_eq!(reference.decode_bytes(&[rank]).unwrap(), token, "{which:?} rank {rank}");
