@@ -8,7 +8,8 @@
 //! its bytes (the ranks run from 0 without gaps). `<name>.splits`: for each rank, a
 //! little-endian u16: the length in bytes of the left part of the token's last merge when it is
 //! encoded alone, 0 for a single byte and for a token byte-pair encoding never forms (two bytes
-//! a token where two ranks took eight). `<name>.special`: one `id name` line per special token.
+//! a token; the two parts' ranks would take eight, and save only their two lookups at load).
+//! `<name>.special`: one `id name` line per special token.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -308,7 +308,7 @@ impl BpeModel {
     /// the merges inside are those of encoding `t` alone, in the same order, ending in the same
     /// pair. Any other split of `t` into two tokens never meets: [`Self::from_ranks`] keeps all
     /// of them (2.3 per token), this keeps one, so the table probed on every merge is less than
-    /// half as large. The tests compare the two on random texts.
+    /// half as large. `tiktoken::tests` compares it with tiktoken-rs on texts of glued tokens.
     pub fn from_last_merges(ranks: &[(&[u8], u32)], splits: &[u16]) -> Result<Self, String> {
         let vocab = Vocab::new(ranks.iter().copied());
         let mut merges = FxHashMap::with_capacity_and_hasher(ranks.len(), Default::default());
