@@ -57,27 +57,17 @@ impl Window {
     #[inline(always)]
     pub fn cl100k(&self, i: usize, max_digits: usize) -> Option<usize> {
         let k = i - self.at;
-        let (this, next) = (1u64 << k, 2u64 << k);
+        let this = 1u64 << k;
         if (self.quote | self.high) & this != 0 {
             return None;
         }
-        if self.letter & this != 0 {
-            return self.ended(self.letter, k);
-        }
-        // `[^\r\n\p{L}\p{N}]` before a word. (Before a byte of a longer character, which may be
-        // a letter, no run below ends at an ASCII byte.)
-        if (self.letter | self.digit | self.newline) & this == 0 && self.letter & next != 0 {
-            return self.ended(self.letter, k + 1);
+        if let Some(start) = self.word_from(k) {
+            return self.ended(self.letter, start);
         }
         if self.digit & this != 0 {
-            let end = self.clear_from(self.digit, k);
-            return if end - k >= max_digits { Some(i + max_digits) } else { self.ascii_end(end) };
+            return self.digits(k, max_digits);
         }
-        let from = self.punctuation_from(k)?;
-        let end = self.clear_from(self.other(), from);
-        self.ascii_end(end)?;
-        let end = self.clear_from(self.newline, end);
-        (end < BYTES).then_some(self.at + end)
+        self.punctuation(k, false)
     }
 
     /// The end of the o200k piece at `i`, when ASCII decides it:
@@ -94,29 +84,54 @@ impl Window {
         if self.high & this != 0 {
             return None;
         }
-        let word = if self.letter & this != 0 {
-            Some(k)
-        } else if (self.letter | self.digit | self.newline) & this == 0 && self.letter & 2u64 << k != 0 {
-            Some(k + 1)
-        } else {
-            None
-        };
-        if let Some(start) = word {
+        if let Some(start) = self.word_from(k) {
             let capitals = self.clear_from(self.upper, start);
             self.ascii_end(capitals)?;
             let end = self.clear_from(self.letter & !self.upper, capitals);
             return (end < BYTES && (self.high | self.quote) >> end & 1 == 0).then_some(self.at + end);
         }
         if self.digit & this != 0 {
-            let end = self.clear_from(self.digit, k);
-            return if end - k >= 3 { Some(i + 3) } else { self.ascii_end(end) };
+            return self.digits(k, 3);
         }
+        self.punctuation(k, true)
+    }
+
+    /// Where the word of a cl100k-shaped or o200k piece at `k` starts, if one does: at `k` on a
+    /// letter, or after one `[^\r\n\p{L}\p{N}]` before a letter. (Before a byte of a longer
+    /// character, which may be a letter, no run of the callers ends at an ASCII byte.)
+    #[inline(always)]
+    fn word_from(&self, k: usize) -> Option<usize> {
+        let (this, next) = (1u64 << k, 2u64 << k);
+        if self.letter & this != 0 {
+            Some(k)
+        } else if (self.letter | self.digit | self.newline) & this == 0 && self.letter & next != 0 {
+            Some(k + 1)
+        } else {
+            None
+        }
+    }
+
+    /// The end of `\p{N}{1,max_digits}` at `k`, a digit.
+    #[inline(always)]
+    fn digits(&self, k: usize, max_digits: usize) -> Option<usize> {
+        let end = self.clear_from(self.digit, k);
+        if end - k >= max_digits {
+            Some(self.at + k + max_digits)
+        } else {
+            self.ascii_end(end)
+        }
+    }
+
+    /// The end of ` ?[^\s\p{L}\p{N}]+[\r\n]*` at `k`. With `slash` (o200k's `[\r\n/]*`), a
+    /// run whose line breaks are followed by more punctuation, where a `/` would go on, is left
+    /// to the other code.
+    #[inline(always)]
+    fn punctuation(&self, k: usize, slash: bool) -> Option<usize> {
         let from = self.punctuation_from(k)?;
         let run = self.clear_from(self.other(), from);
         self.ascii_end(run)?;
-        // After a line break, a `/` would go on with `[\r\n/]*`: left to the other code.
         let end = self.clear_from(self.newline, run);
-        (end < BYTES && (end == run || self.other() >> end & 1 == 0)).then_some(self.at + end)
+        (end < BYTES && !(slash && end > run && self.other() >> end & 1 != 0)).then_some(self.at + end)
     }
 
     /// The end of the GPT-2 piece at `i`, when ASCII decides it:
