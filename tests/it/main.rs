@@ -23,6 +23,7 @@ mod shared_tokenizers;
 mod single_file;
 mod statements;
 mod subdoc;
+mod tokenizer_cache;
 mod web;
 // The slow tier (`--features tokq/slow-tests`, as `.ci/run` runs it).
 #[cfg(feature = "slow-tests")]

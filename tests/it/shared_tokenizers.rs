@@ -45,6 +45,32 @@ fn tokq_encoder_gives_the_reference_ids() {
 }
 
 #[test]
+fn the_compiled_form_of_each_file_gives_the_ids_of_its_parse() {
+    use tokq_core::tokenize::fast::{bpe::BpeModel, compiled, hf_json, FastBpe, Normalizer, Split, Unicode};
+    use tokq_core::tokenize::{spec::SplitPattern, tiktoken::parse_rank_file, Encode};
+    let (Some(wiki), Some(udhr)) = (shared_texts("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 100), shared_texts("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
+        return;
+    };
+    for spec in specs().iter().filter(|s| !s.starts_with("tiktoken:") || s.contains('#')) {
+        let parsed = match spec.strip_prefix("tiktoken:").and_then(|s| s.split_once('#')) {
+            Some((file, pattern)) => {
+                let pattern = SplitPattern::parse(pattern).unwrap();
+                let model = BpeModel::from_ranks(parse_rank_file(&std::fs::read(file).unwrap()).unwrap()).unwrap();
+                let nfc = if pattern.nfc() { Normalizer::Nfc } else { Normalizer::None };
+                FastBpe::new(model, Split::Regex(pattern), Unicode::Tiktoken, nfc, Default::default())
+            }
+            None => hf_json::load(&std::fs::read(spec).unwrap()).unwrap(),
+        };
+        let bytes = compiled::encode(&parsed);
+        let back = compiled::decode(&bytes).unwrap();
+        for text in wiki.iter().chain(udhr.iter()) {
+            assert_eq!(back.encode(text).unwrap(), parsed.encode(text).unwrap(), "{spec}: {}", &text[..text.len().min(80)]);
+        }
+        assert_eq!(compiled::encode(&back), bytes, "{spec}: compiles to other bytes the second time");
+    }
+}
+
+#[test]
 fn chunked_ids_equal_whole_text_ids() {
     let (Some(wiki), Some(udhr)) = (shared_texts("corpora/wikipedia-en-2015/wiki_en_2015_sample.jsonl.gz", 150), shared_texts("corpora/udhr-multilingual/udhr2.jsonl", 400)) else {
         return;

@@ -46,7 +46,7 @@ enum Cmd {
         recipe: PathBuf,
     },
     /// Load a tokenizer spec and say which encoder runs it: tokq's own, or the reference
-    /// implementation and why.
+    /// implementation and why; and where its compiled form was read or written (TOKQ_CACHE_DIR).
     Tokenizer {
         /// As given to tokenize(): a tokenizer.json path or URI, tiktoken:NAME, tiktoken:PATH#PATTERN.
         spec: String,
@@ -373,6 +373,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             out(format!("spec     {spec}\nencoder  {}\nsha256   {}\n", t.backend(), t.sha256))?;
             if let Some(reason) = &t.fallback_reason {
                 out(format!("fallback {reason}\n"))?;
+            }
+            if let Some(compiled) = &t.compiled {
+                out(format!("compiled {compiled}\n"))?;
             }
         }
         Cmd::Report { stats, output } => {

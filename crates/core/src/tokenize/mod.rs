@@ -62,6 +62,9 @@ pub struct Tokenizer {
     cut_style: ChunkStyle,
     /// Why the spec is not on tokq's own encoder, when it is not.
     pub fallback_reason: Option<String>,
+    /// Where a `tokenizer.json`'s compiled form was read or written (see [`fast::compiled`]), or
+    /// why it was not.
+    pub compiled: Option<String>,
     /// [`Encode::spelled_lengths`], made on first use: a function asks for it with every batch.
     spelled: OnceLock<Option<Vec<u32>>>,
 }
@@ -76,6 +79,34 @@ pub struct EncodeOptions {
     pub bos: Option<u32>,
     /// Appended to every document.
     pub eos: Option<u32>,
+}
+
+/// tokq's own encoder for a tokenizer file, from its compiled form in the cache under `key` (the
+/// file's sha256, and what else the encoder depends on) when one is there, from `parse` (then
+/// written to the cache) otherwise; with what happened to the cache. The `unicode` tables are
+/// built beside the read or the parse, on a second core where there is one: loading is serial
+/// time before any partition starts.
+fn compile_cached(
+    key: &str,
+    unicode: fast::Unicode,
+    parse: impl FnOnce() -> std::result::Result<fast::FastBpe, String>,
+) -> (std::result::Result<fast::FastBpe, String>, Option<String>) {
+    let path = fast::compiled::cache_dir().map(|dir| fast::compiled::path(&dir, key));
+    std::thread::scope(|s| {
+        s.spawn(|| fast::classes::Classes::of(unicode));
+        let Some(path) = path else { return (parse(), None) };
+        let shown = path.display();
+        let stale = match fast::compiled::read(&path) {
+            Ok(t) => return (Ok(t), Some(format!("read {shown}"))),
+            Err(why) => path.exists().then(|| format!(" over one that was not usable ({why})")).unwrap_or_default(),
+        };
+        let own = parse();
+        let note = own.as_ref().ok().map(|t| match fast::compiled::write(&path, t) {
+            Ok(()) => format!("written to {shown}{stale}"),
+            Err(e) => format!("not written to {shown}: {e}"),
+        });
+        (own, note)
+    })
 }
 
 /// What to say when a tokenizer file is missing and its name looks like a Hugging Face model id
@@ -103,13 +134,9 @@ impl Tokenizer {
             None => (false, spec),
         };
         let forced = || Some(format!("the spec starts with '{REFERENCE_PREFIX}'"));
-        let fast = |model: std::result::Result<fast::bpe::BpeModel, String>, pattern: spec::SplitPattern, named| -> Result<Box<dyn Encode>> {
-            let model = model.map_err(err)?;
-            let t = fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default());
-            Ok(Box::new(t.with_named_tokens(named)))
-        };
         // Every tiktoken family keeps the space at a cut; a tokenizer.json may prepend '▁'.
         let mut cut_style = ChunkStyle::KeepSpace;
+        let mut compiled = None;
         let (encoder, sha256, chunk_style, fallback_reason) = match TokenizerSpec::parse(rest)? {
             TokenizerSpec::BuiltinTiktoken(which) if reference => {
                 let (t, sha) = tiktoken::Tiktoken::builtin(which).map_err(err)?;
@@ -117,34 +144,39 @@ impl Tokenizer {
             }
             TokenizerSpec::BuiltinTiktoken(which) => {
                 let table = tiktoken::builtin_table(which).map_err(err)?;
-                let model = fast::bpe::BpeModel::from_last_merges(&table.tokens, &table.splits);
-                (fast(model, which.pattern(), table.named)?, table.sha256.to_string(), None, None)
+                let model = fast::bpe::BpeModel::from_last_merges(&table.tokens, &table.splits).map_err(err)?;
+                let pattern = which.pattern();
+                let t = fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default());
+                (Box::new(t.with_named_tokens(table.named)) as Box<dyn Encode>, table.sha256.to_string(), None, None)
             }
             TokenizerSpec::TiktokenFile { uri, pattern } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(e.to_string()))?;
-                let ranks = tiktoken::parse_rank_file(&bytes).map_err(err)?;
+                let sha256 = sha256_hex(&bytes);
                 if reference {
+                    let ranks = tiktoken::parse_rank_file(&bytes).map_err(err)?;
                     let t = tiktoken::Tiktoken::from_ranks(ranks, pattern).map_err(err)?;
-                    (Box::new(t) as Box<dyn Encode>, sha256_hex(&bytes), Some(ChunkStyle::KeepSpace), forced())
+                    (Box::new(t) as Box<dyn Encode>, sha256, Some(ChunkStyle::KeepSpace), forced())
                 } else {
-                    (fast(fast::bpe::BpeModel::from_ranks(ranks), pattern, Default::default())?, sha256_hex(&bytes), None, None)
+                    // The same ranks split by another pattern compile to another encoder.
+                    let key = format!("{sha256}-{}", format!("{pattern:?}").to_lowercase());
+                    let (own, note) = compile_cached(&key, fast::Unicode::Tiktoken, || {
+                        let model = fast::bpe::BpeModel::from_ranks(tiktoken::parse_rank_file(&bytes)?)?;
+                        Ok(fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default()))
+                    });
+                    compiled = note;
+                    (Box::new(own.map_err(err)?) as Box<dyn Encode>, sha256, None, None)
                 }
             }
             TokenizerSpec::HuggingFace { uri } => {
                 let bytes = crate::load::read_bytes(&uri).map_err(|e| err(hub_hint(&uri).unwrap_or_else(|| e.to_string())))?;
-                // The file's hash (and, for tokq's own encoder, its Unicode tables) are made beside
-                // the parse and the merge table, on a second core where there is one: loading is
-                // serial time before any partition starts.
-                let (own, sha256) = std::thread::scope(|s| {
-                    let side = s.spawn(|| {
-                        if !reference {
-                            fast::classes::Classes::of(fast::Unicode::Tokenizers);
-                        }
-                        sha256_hex(&bytes)
-                    });
-                    let own = if reference { Err(forced().unwrap_or_default()) } else { fast::hf_json::load(&bytes) };
-                    (own, side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-                });
+                let sha256 = sha256_hex(&bytes);
+                let own = if reference {
+                    Err(forced().unwrap_or_default())
+                } else {
+                    let (own, note) = compile_cached(&sha256, fast::Unicode::Tokenizers, || fast::hf_json::load(&bytes));
+                    compiled = note;
+                    own
+                };
                 match own {
                     Ok(t) => {
                         // tokq's own encoder takes only files whose one normalizer that prepends is SentencePiece's.
@@ -162,7 +194,7 @@ impl Tokenizer {
                 }
             }
         };
-        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, cut_style, fallback_reason, spelled: OnceLock::new() })
+        Ok(Self { spec: spec.to_string(), sha256, encoder, chunk_style, cut_style, fallback_reason, compiled, spelled: OnceLock::new() })
     }
 
     /// What the piece caches hold, for tokq's own encoder.

@@ -54,6 +54,14 @@ impl AddedTokens {
         Ok(Self { raw: Matcher::new(raw)?, normalized: Matcher::new(normalized)? })
     }
 
+    /// The (content, id) pairs [`Self::new`] took: raw, then normalized.
+    pub fn lists(&self) -> [Vec<(&str, u32)>; 2] {
+        fn list(m: &Option<Matcher>) -> Vec<(&str, u32)> {
+            m.iter().flat_map(|m| m.contents.iter().map(String::as_str).zip(m.ids.iter().copied())).collect()
+        }
+        [list(&self.raw), list(&self.normalized)]
+    }
+
     /// Every added token's content and id.
     pub fn for_each(&self, mut f: impl FnMut(&str, u32)) {
         for m in self.raw.iter().chain(&self.normalized) {

@@ -5,6 +5,7 @@
 //! (rank, position) among the current pairs", so one pair table serves both: for a rank file,
 //! every split of every token into two tokens is a pair with that token's rank.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -246,6 +247,19 @@ impl Buckets {
     }
 }
 
+/// A model once every merge is resolved to ids: what a compiled tokenizer stores, so that
+/// loading it again needs no vocabulary lookup per merge.
+pub struct Parts<'a> {
+    /// Each token's bytes and id, by id.
+    pub tokens: Vec<(Cow<'a, [u8]>, u32)>,
+    /// (left id, right id, rank, merged id), by rank.
+    pub merges: Vec<[u32; 4]>,
+    /// `None` for byte-level BPE; how a SentencePiece-style one handles unknown characters.
+    pub chars: Option<Unknown>,
+    /// A piece that is itself a token is emitted whole.
+    pub whole_first: bool,
+}
+
 /// What a piece is cut into before merging.
 enum Atoms {
     /// Byte-level BPE: every byte is a token.
@@ -263,7 +277,7 @@ enum Atoms {
 }
 
 /// How a SentencePiece-style model handles characters outside its vocabulary.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Unknown {
     /// Emit a missing character as its bytes' `<0xXX>` tokens.
     pub byte_fallback: bool,
@@ -342,6 +356,10 @@ impl BpeModel {
     ) -> Result<Self, String> {
         let vocab = Vocab::new(vocab);
         let merges = merge_table(&vocab, merge_list)?;
+        Ok(Self::chars(vocab, merges, ignore_merges, unknown))
+    }
+
+    fn chars(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, ignore_merges: bool, unknown: Unknown) -> Self {
         let byte_fallback = match unknown.byte_fallback {
             // The `tokenizers` crate falls back only when every byte of the character has a token.
             true => (0..=255u8)
@@ -351,7 +369,33 @@ impl BpeModel {
             false => None,
         };
         let atoms = Atoms::Chars { byte_fallback, unk: unknown.unk, fuse_unk: unknown.fuse_unk };
-        Ok(Self { vocab, atoms, merges: Merges::new(merges), whole_first: ignore_merges })
+        Self { vocab, atoms, merges: Merges::new(merges), whole_first: ignore_merges }
+    }
+
+    /// The model's parts with every merge resolved to ids, for [`super::compiled`].
+    pub fn parts(&self) -> Parts<'static> {
+        let mut tokens = Vec::with_capacity(self.vocab.len());
+        self.vocab.for_each(|token, id| tokens.push((Cow::Owned(token.to_vec()), id)));
+        // Sorted, so that the same file compiles to the same bytes on every machine.
+        tokens.sort_unstable_by(|(a, i), (b, j)| (i, a).cmp(&(j, b)));
+        let mut merges: Vec<[u32; 4]> = self.merges.map.iter().map(|(&k, &(rank, id))| [(k >> 32) as u32, k as u32, rank, id]).collect();
+        merges.sort_unstable_by_key(|&[a, b, rank, _]| (rank, a, b));
+        let chars = match &self.atoms {
+            Atoms::Bytes { .. } => None,
+            Atoms::Chars { byte_fallback, unk, fuse_unk } => Some(Unknown { byte_fallback: byte_fallback.is_some(), unk: *unk, fuse_unk: *fuse_unk }),
+        };
+        Parts { tokens, merges, chars, whole_first: self.whole_first }
+    }
+
+    /// The model [`Self::parts`] describes.
+    pub fn from_parts(parts: Parts<'_>) -> Result<Self, String> {
+        let vocab = Vocab::new(parts.tokens);
+        let mut merges = FxHashMap::with_capacity_and_hasher(parts.merges.len(), Default::default());
+        merges.extend(parts.merges.iter().map(|&[a, b, rank, id]| (pair(a, b), (rank, id))));
+        match parts.chars {
+            None => Self::byte_level(vocab, merges, parts.whole_first),
+            Some(unknown) => Ok(Self::chars(vocab, merges, parts.whole_first, unknown)),
+        }
     }
 
     fn byte_level(vocab: Vocab, merges: FxHashMap<u64, (u32, u32)>, whole_first: bool) -> Result<Self, String> {

@@ -10,6 +10,7 @@
 pub mod bpe;
 pub mod cache;
 pub mod classes;
+pub mod compiled;
 pub mod hf_json;
 pub mod split;
 mod added;
@@ -59,6 +60,8 @@ impl Normalizer {
 pub struct FastBpe {
     model: BpeModel,
     split: Split,
+    /// Whose Unicode tables `classes` are.
+    unicode: Unicode,
     /// The Unicode tables of the reference this tokenizer must match.
     classes: &'static Classes,
     normalizer: Normalizer,
@@ -91,6 +94,7 @@ impl FastBpe {
         Self {
             model,
             split,
+            unicode,
             // Built here, so that the first document does not pay for it.
             classes: Classes::of(unicode),
             normalizer,
