@@ -14,6 +14,12 @@ they share the core). Every core: HF `encode_batch` on all the machine's cores a
 `--partitions` = cores on the same corpus cut into two files per core (`--all-cores`). Each side keeps its best of `--repeat` runs. Token
 counts must be the same on both sides (ids are compared by `tests/parity/tokenize_parity.py`).
 
+tokq keeps each tokenizer file compiled (TOKQ_CACHE_DIR; here a folder of the script's own, so
+no earlier run counts): every tokenizer is compiled once before any timing, as a user's first run
+does, and the load line gives the three loads, whole processes for tokq: HF `Tokenizer.from_file`,
+tokq's first load (parse and compile) and its load of the compiled form. `--no-tokenizer-cache`
+times tokq parsing the file in every run.
+
 Corpora: Wikipedia (English prose, warm cache), UDHR in ~380 languages (every document a new
 script, cold cache), and code: this Python's standard library sources (`--code-mb` of them).
 Tokenizers: gpt2, llama3, qwen, mistral v3 (SentencePiece BPE), a GPT-NeoX/OLMo-style file
@@ -21,7 +27,7 @@ Tokenizers: gpt2, llama3, qwen, mistral v3 (SentencePiece BPE), a GPT-NeoX/OLMo-
 
     python tests/bench/tokenize_speed.py --tokq $CARGO_TARGET_DIR/release/tokq --shared ../shared \
         [--only llama3,cl100k_base] [--corpora wikipedia,code] [--repeat 2] [--all-cores] \
-        [--ids-encoding byte_stream_split]
+        [--ids-encoding byte_stream_split] [--no-tokenizer-cache]
 
 with a Python that has tests/parity/requirements-tokenizers.txt (as .ci/run's
 $HOME/.cache/tokq-venv-tokenizers).
@@ -99,6 +105,25 @@ def run_tokq(tokq: str, recipe: pathlib.Path, spec: str, inp: pathlib.Path, out:
     return seconds, tokens
 
 
+def load_times(tokq: str, shared: pathlib.Path, name: str, spec: str, kind: str):
+    """One line: the reference's load, tokq's first load and its load of the compiled form."""
+    def tokq_load():
+        start = time.perf_counter()
+        out = subprocess.run(["taskset", "-c", str(CORE), tokq, "tokenizer", spec], check=True, capture_output=True, text=True)
+        compiled = next((l.split(" ", 2)[1] for l in out.stdout.splitlines() if l.startswith("compiled ")), "-")
+        return time.perf_counter() - start, compiled
+    start = time.perf_counter()
+    if kind == "hf":
+        from tokenizers import Tokenizer
+        Tokenizer.from_file(spec)
+        ref = f"HF from_file {1e3 * (time.perf_counter() - start):.0f} ms"
+    else:
+        tiktoken_encoding(shared, spec.split(":", 1)[1])
+        ref = f"tiktoken get_encoding {1e3 * (time.perf_counter() - start):.0f} ms"
+    (first, how), (again, how_again) = tokq_load(), tokq_load()
+    return f"load {name:<12} {ref}; tokq tokenizer: {1e3 * first:.0f} ms ({how}), again {1e3 * again:.0f} ms ({how_again})"
+
+
 def best_of(repeat, fn):
     best, result = float("inf"), None
     for _ in range(repeat):
@@ -118,6 +143,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=2, help="runs of each side; the best is kept")
     ap.add_argument("--ids-encoding", choices=["plain", "byte_stream_split"], default="plain",
                     help="the COPY option ids_encoding of tokq's output (plain is the default)")
+    ap.add_argument("--no-tokenizer-cache", action="store_true", help="tokq parses the tokenizer file in "
+                    "every run (TOKQ_CACHE_DIR=off)")
     ap.add_argument("--all-cores", action="store_true", help="also HF encode_batch on every core "
                     "against tokq at --partitions = cores")
     a = ap.parse_args()
@@ -146,7 +173,10 @@ def main():
     }
     cores = len(os.sched_getaffinity(0))
     everything = os.sched_getaffinity(0)
+    os.environ["TOKQ_CACHE_DIR"] = "off" if a.no_tokenizer_cache else str(work / "tokq-cache")
     try:
+        for name, (spec, kind) in specs.items():
+            print(load_times(a.tokq, shared, name, spec, kind), flush=True)
         recipe = work / "tokenize.sql"
         options = "" if a.ids_encoding == "plain" else f" OPTIONS ('ids_encoding' '{a.ids_encoding}')"
         recipe.write_text(RECIPE % options)
