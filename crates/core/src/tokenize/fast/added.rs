@@ -62,6 +62,11 @@ impl AddedTokens {
         [list(&self.raw), list(&self.normalized)]
     }
 
+    /// Whether any token is matched after normalization.
+    pub fn has_normalized(&self) -> bool {
+        self.normalized.is_some()
+    }
+
     /// Every added token's content and id.
     pub fn for_each(&self, mut f: impl FnMut(&str, u32)) {
         for m in self.raw.iter().chain(&self.normalized) {

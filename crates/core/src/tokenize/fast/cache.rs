@@ -41,6 +41,20 @@ pub fn front_key(piece: &[u8]) -> Option<u128> {
     super::bpe::short_key(piece)
 }
 
+/// The key of the piece made of `bars` `▁` and then `rest`: `rest`'s [`front_key`] (0 when it
+/// is empty) with `bars` in the top four bits, which a key leaves free (its length is at most 15
+/// and takes the four below). A SentencePiece-style piece is a run of `▁` and a word, so a word of
+/// up to 15 bytes fits whatever the run, where its spelled bytes (3 for each `▁`) would not.
+#[inline(always)]
+pub fn piece_key(bars: usize, rest: &[u8]) -> Option<u128> {
+    match (bars, rest.len()) {
+        (0, _) => front_key(rest),
+        (1..=15, 0) => Some((bars as u128) << 124),
+        (1..=15, _) => front_key(rest).map(|k| k | (bars as u128) << 124),
+        _ => None,
+    }
+}
+
 /// One front entry: 32 bytes, two to a cache line.
 #[derive(Clone, Copy, Default)]
 struct Entry {

@@ -203,6 +203,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::tokenize::fast::tests::sentencepiece;
     use crate::tokenize::Encode;
 
     /// Byte-level: a toy rank table, NFC, raw and normalized added tokens, a named token.
@@ -215,16 +216,6 @@ mod tests {
         let model = BpeModel::from_ranks(ranks).unwrap();
         FastBpe::new(model, Split::Regex(SplitPattern::Cl100k), Unicode::Tiktoken, Normalizer::Nfc, added)
             .with_named_tokens([("<|pad|>".to_string(), 302)].into_iter().collect())
-    }
-
-    /// SentencePiece-style, with an unknown token.
-    fn sentencepiece() -> FastBpe {
-        let file = r#"{"normalizer": {"type": "Sequence", "normalizers": [
-              {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
-            "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true,
-                      "vocab": {"<unk>": 0, "a": 1, "b": 2, "▁": 3, "▁a": 4, "ab": 5, "▁ab": 6}, "merges": [["▁", "a"], ["a", "b"], ["▁a", "b"]]},
-            "added_tokens": [{"id": 7, "content": "<s>", "normalized": false, "lstrip": false, "rstrip": false, "single_word": false}]}"#;
-        super::super::hf_json::load(file.as_bytes()).unwrap()
     }
 
     const TEXTS: [&str; 6] = ["", "abc ab  cab", "cafe\u{301} café<|end|>abc", "a<|end|><|end|>b", "zzz ab ☃ b a", "<s>ab<s> a b"];

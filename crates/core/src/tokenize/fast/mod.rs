@@ -133,6 +133,11 @@ impl FastBpe {
     /// Appends the ids of `text`.
     pub fn encode_append(&self, text: &str, out: &mut Vec<u32>) {
         self.added.split_raw(text, out, |segment, out| {
+            if self.normalizer == Normalizer::Metaspace && self.split == Split::Metaspace && !self.added.has_normalized() {
+                // No added token waits for the normalized text, so it is never made: the pieces
+                // are cut from the raw text, their `▁` counted (see `split::metaspace_pieces`).
+                return self.encode_pieces(split::metaspace_pieces(segment, true), out);
+            }
             let normalized = self.normalizer.apply(segment);
             let segment = normalized.as_deref().unwrap_or(segment);
             self.added.split_normalized(segment, out, |t, out| self.encode_ordinary(t, out));
@@ -140,6 +145,15 @@ impl FastBpe {
     }
 
     fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) {
+        match self.split {
+            Split::Regex(pattern) => self.encode_pieces(split::pieces(text, pattern, self.classes).map(|p| (0, p.as_bytes())), out),
+            Split::Metaspace => self.encode_pieces(split::metaspace_pieces(text, false), out),
+        }
+    }
+
+    /// Appends the ids of `pieces`, each given as (a count of `▁`, the rest): the piece is that
+    /// many `▁` and then the rest (pre-tokenizers with no `▁` give 0 and the whole piece).
+    fn encode_pieces<'a>(&self, mut pieces: impl Iterator<Item = (usize, &'a [u8])>, out: &mut Vec<u32>) {
         /// Pieces cut ahead of their lookups.
         const BATCH: usize = 32;
         // Only this thread locks its own cache while encoding; `cache_stats` may read it from another.
@@ -148,27 +162,36 @@ impl FastBpe {
             .get_or(|| Mutex::new(PieceCache::new(cache::BUDGET_BYTES)))
             .lock()
             .unwrap_or_else(|p| p.into_inner());
+        // The bytes of a piece that starts with `▁`, spelled out when the cache does not have it.
+        let mut spelled = Vec::new();
         // The front table (4 MiB) is larger than the CPU's nearest caches, and its lookup was a
         // fifth of the loop's samples, waiting for the set. Pieces are cut [`BATCH`] at a time
         // and their sets asked for before the first is looked up, so the loads overlap.
-        let mut pieces = split::pieces(text, self.split, self.classes);
-        let mut batch: [(&str, Option<u128>); BATCH] = [("", None); BATCH];
+        let mut batch: [(usize, &[u8], Option<u128>); BATCH] = [(0, &[], None); BATCH];
         loop {
             let mut n = 0;
             while n < BATCH {
-                let Some(piece) = pieces.next() else { break };
-                let key = cache::front_key(piece.as_bytes());
+                let Some((bars, rest)) = pieces.next() else { break };
+                let key = cache::piece_key(bars, rest);
                 if let Some(k) = key {
                     cache.prefetch_front(k);
                 }
-                batch[n] = (piece, key);
+                batch[n] = (bars, rest, key);
                 n += 1;
             }
-            for &(piece, key) in &batch[..n] {
-                let bytes = piece.as_bytes();
+            for &(bars, rest, key) in &batch[..n] {
                 if key.is_some_and(|k| cache.front(k, out)) {
                     continue;
                 }
+                let bytes = match bars {
+                    0 => rest,
+                    _ => {
+                        spelled.clear();
+                        (0..bars).for_each(|_| spelled.extend_from_slice(split::METASPACE));
+                        spelled.extend_from_slice(rest);
+                        &spelled
+                    }
+                };
                 let start = out.len();
                 if let Some(id) = self.model.whole(bytes) {
                     out.push(id);
@@ -230,8 +253,38 @@ impl Encode for FastBpe {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
     use crate::tokenize::Tokenizer;
+
+    /// A SentencePiece-style encoder with an unknown token and a raw added token.
+    pub(crate) fn sentencepiece() -> FastBpe {
+        let file = r#"{"normalizer": {"type": "Sequence", "normalizers": [
+              {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+            "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true,
+                      "vocab": {"<unk>": 0, "a": 1, "b": 2, "▁": 3, "▁a": 4, "ab": 5, "▁ab": 6}, "merges": [["▁", "a"], ["a", "b"], ["▁a", "b"]]},
+            "added_tokens": [{"id": 7, "content": "<s>", "normalized": false, "lstrip": false, "rstrip": false, "single_word": false}]}"#;
+        hf_json::load(file.as_bytes()).unwrap()
+    }
+
+    proptest! {
+        /// Pieces cut from the raw text, their `▁` counted, give the ids of the normalized text.
+        #[test]
+        fn sentencepiece_text_cut_raw_gives_the_ids_of_the_normalized_text(text in "[ ab▁é<s>z]{0,40}") {
+            let t = sentencepiece();
+            let mut raw = vec![];
+            t.encode_append(&text, &mut raw);
+            let mut normalized = vec![];
+            t.added.split_raw(&text, &mut normalized, |segment, out| {
+                if let Some(n) = t.normalizer.apply(segment) {
+                    t.encode_ordinary(&n, out);
+                }
+            });
+            prop_assert_eq!(raw, normalized);
+        }
+    }
 
     #[test]
     fn only_pieces_too_long_for_the_front_table_reach_the_generations() {

@@ -33,7 +33,7 @@ fn reference(pattern: SplitPattern, text: &str) -> Vec<String> {
 }
 
 fn ours(pattern: SplitPattern, text: &str) -> Vec<String> {
-    pieces(text, Split::Regex(pattern), Classes::of(Unicode::Tiktoken)).map(str::to_string).collect()
+    pieces(text, pattern, Classes::of(Unicode::Tiktoken)).map(str::to_string).collect()
 }
 
 const PATTERNS: [SplitPattern; 4] =
@@ -92,13 +92,31 @@ fn known_cuts() {
 
 #[test]
 fn metaspace_pieces_start_at_each_run_of_metaspaces() {
-    fn cut(t: &str) -> Vec<&str> {
-        pieces(t, Split::Metaspace, Classes::of(Unicode::Tokenizers)).collect()
+    fn cut(t: &str, raw: bool) -> Vec<(usize, &str)> {
+        metaspace_pieces(t, raw).map(|(bars, rest)| (bars, std::str::from_utf8(rest).unwrap())).collect()
     }
-    assert_eq!(cut("▁Hello▁▁world▁"), ["▁Hello", "▁▁world", "▁"]);
-    assert_eq!(cut("ab▁c"), ["ab", "▁c"]);
-    assert_eq!(cut("▁▁▁"), ["▁▁▁"]);
-    assert_eq!(cut(""), Vec::<&str>::new());
+    assert_eq!(cut("▁Hello▁▁world▁", false), [(1, "Hello"), (2, "world"), (1, "")]);
+    assert_eq!(cut("ab▁c", false), [(0, "ab"), (1, "c")]);
+    assert_eq!(cut("▁▁▁", false), [(3, "")]);
+    assert_eq!(cut("a b", false), [(0, "a b")], "a space is a character of normalized text");
+    assert_eq!(cut("", false), []);
+    // Raw text: the prepended `▁`, and spaces and `▁` alike.
+    assert_eq!(cut("Hello  world ", true), [(1, "Hello"), (2, "world"), (1, "")]);
+    assert_eq!(cut(" ▁ab▁ c", true), [(3, "ab"), (2, "c")]);
+    assert_eq!(cut("", true), []);
+}
+
+proptest! {
+    /// Cutting raw text is cutting it normalized, with no copy.
+    #[test]
+    fn raw_pieces_are_the_normalized_texts(text in "[ a▁é\u{2580}\u{2582}]{0,40}") {
+        let normalized = format!("\u{2581}{}", text.replace(' ', "\u{2581}"));
+        let spelled = |(bars, rest): (usize, &[u8])| "\u{2581}".repeat(bars) + std::str::from_utf8(rest).unwrap();
+        let raw: Vec<String> = metaspace_pieces(&text, true).map(spelled).collect();
+        let want: Vec<String> = if text.is_empty() { vec![] } else { metaspace_pieces(&normalized, false).map(spelled).collect() };
+        prop_assert_eq!(raw.concat(), if text.is_empty() { String::new() } else { normalized.clone() });
+        prop_assert_eq!(raw, want);
+    }
 }
 
 #[test]
