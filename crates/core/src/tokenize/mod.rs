@@ -62,8 +62,9 @@ pub struct Tokenizer {
     cut_style: ChunkStyle,
     /// Why the spec is not on tokq's own encoder, when it is not.
     pub fallback_reason: Option<String>,
-    /// Where a `tokenizer.json`'s compiled form was read or written (see [`fast::compiled`]), or
-    /// why it was not.
+    /// Where the tokenizer file's compiled form was read or written (see [`fast::compiled`]), or
+    /// why it was not; `None` where nothing is compiled (bundled tables, the fallback, the cache
+    /// turned off).
     pub compiled: Option<String>,
     /// [`Encode::spelled_lengths`], made on first use: a function asks for it with every batch.
     spelled: OnceLock<Option<Vec<u32>>>,

@@ -157,7 +157,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Merge<'a> {
     }
 }
 
-/// tokq's encoder for a `tokenizer.json`, or why it runs on the fallback.
+/// tokq's encoder for a `tokenizer.json`, or why it runs on the fallback. What it builds is
+/// kept compiled on disk, so a change to what this takes or how it builds one must raise
+/// [`super::compiled::FORMAT`], or a file compiled before would skip it.
 pub fn load(json: &[u8]) -> Result<FastBpe, Unsupported> {
     let v: File = serde_json::from_slice(json).map_err(|e| format!("not a tokenizer.json tokq reads: {e}"))?;
     for (key, value) in [("truncation", &v.truncation), ("padding", &v.padding)] {
