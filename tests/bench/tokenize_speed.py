@@ -110,7 +110,7 @@ def load_times(tokq: str, shared: pathlib.Path, name: str, spec: str, kind: str)
     def tokq_load():
         start = time.perf_counter()
         out = subprocess.run(["taskset", "-c", str(CORE), tokq, "tokenizer", spec], check=True, capture_output=True, text=True)
-        compiled = next((l.split(" ", 2)[1] for l in out.stdout.splitlines() if l.startswith("compiled ")), "-")
+        compiled = next((line.split(" ", 2)[1] for line in out.stdout.splitlines() if line.startswith("compiled ")), "-")
         return time.perf_counter() - start, compiled
     start = time.perf_counter()
     if kind == "hf":
