@@ -82,34 +82,6 @@ pub struct EncodeOptions {
     pub eos: Option<u32>,
 }
 
-/// tokq's own encoder for a tokenizer file, from its compiled form in the cache under `key` (the
-/// file's sha256, and what else the encoder depends on) when one is there, from `parse` (then
-/// written to the cache) otherwise; with what happened to the cache. The `unicode` tables are
-/// built beside the read or the parse, on a second core where there is one: loading is serial
-/// time before any partition starts.
-fn compile_cached(
-    key: &str,
-    unicode: fast::Unicode,
-    parse: impl FnOnce() -> std::result::Result<fast::FastBpe, String>,
-) -> (std::result::Result<fast::FastBpe, String>, Option<String>) {
-    let path = fast::compiled::cache_dir().map(|dir| fast::compiled::path(&dir, key));
-    std::thread::scope(|s| {
-        s.spawn(|| fast::classes::Classes::of(unicode));
-        let Some(path) = path else { return (parse(), None) };
-        let shown = path.display();
-        let stale = match fast::compiled::read(&path) {
-            Ok(t) => return (Ok(t), Some(format!("read {shown}"))),
-            Err(why) => path.exists().then(|| format!(" over one that was not usable ({why})")).unwrap_or_default(),
-        };
-        let own = parse();
-        let note = own.as_ref().ok().map(|t| match fast::compiled::write(&path, t) {
-            Ok(()) => format!("written to {shown}{stale}"),
-            Err(e) => format!("not written to {shown}: {e}"),
-        });
-        (own, note)
-    })
-}
-
 /// What to say when a tokenizer file is missing and its name looks like a Hugging Face model id
 /// (`org/name`, no extension): tokq reads files and downloads nothing.
 fn hub_hint(uri: &str) -> Option<String> {
@@ -160,7 +132,7 @@ impl Tokenizer {
                 } else {
                     // The same ranks split by another pattern compile to another encoder.
                     let key = format!("{sha256}-{}", format!("{pattern:?}").to_lowercase());
-                    let (own, note) = compile_cached(&key, fast::Unicode::Tiktoken, || {
+                    let (own, note) = fast::compiled::load_or_compile(&key, fast::Unicode::Tiktoken, || {
                         let model = fast::bpe::BpeModel::from_ranks(tiktoken::parse_rank_file(&bytes)?)?;
                         Ok(fast::FastBpe::new(model, fast::Split::Regex(pattern), fast::Unicode::Tiktoken, nfc(pattern), Default::default()))
                     });
@@ -174,7 +146,7 @@ impl Tokenizer {
                 let own = if reference {
                     Err(forced().unwrap_or_default())
                 } else {
-                    let (own, note) = compile_cached(&sha256, fast::Unicode::Tokenizers, || fast::hf_json::load(&bytes));
+                    let (own, note) = fast::compiled::load_or_compile(&sha256, fast::Unicode::Tokenizers, || fast::hf_json::load(&bytes));
                     compiled = note;
                     own
                 };

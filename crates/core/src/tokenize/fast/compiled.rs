@@ -27,6 +27,7 @@ use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::bpe::{BpeModel, Parts, Unknown};
+use super::classes::Classes;
 use super::{AddedTokens, FastBpe, Normalizer, Split, Unicode};
 use crate::tokenize::spec::SplitPattern;
 
@@ -34,6 +35,29 @@ use crate::tokenize::spec::SplitPattern;
 pub const FORMAT: u32 = 1;
 
 const MAGIC: &[u8; 8] = b"tokq-bpe";
+
+/// Each setting's values in the order of their codes in the layout: one list per setting, read
+/// both ways, so that writing and reading cannot disagree (a new value must be added here; one
+/// missing is written as a code no list has, so its files are refused, never misread).
+const SPLITS: [Split; 5] = [
+    Split::Regex(SplitPattern::R50k),
+    Split::Regex(SplitPattern::Cl100k),
+    Split::Regex(SplitPattern::O200k),
+    Split::Regex(SplitPattern::Qwen),
+    Split::Metaspace,
+];
+const NORMALIZERS: [Normalizer; 3] = [Normalizer::None, Normalizer::Nfc, Normalizer::Metaspace];
+const UNICODES: [Unicode; 2] = [Unicode::Tiktoken, Unicode::Tokenizers];
+
+/// The code of `value` in `list`.
+fn code<T: PartialEq>(list: &[T], value: &T) -> u8 {
+    list.iter().position(|v| v == value).map_or(u8::MAX, |i| i as u8)
+}
+
+/// The value of `code` in `list`, or which setting has no such value.
+fn value<T: Copy>(list: &[T], code: u8, setting: &str) -> Result<T, String> {
+    list.get(code as usize).copied().ok_or_else(|| format!("{setting} {code} unknown"))
+}
 
 /// The folder compiled tokenizers are kept in: `$TOKQ_CACHE_DIR/tokenizers`, else
 /// `$XDG_CACHE_HOME/tokq/tokenizers`, else `$HOME/.cache/tokq/tokenizers`; none when
@@ -46,6 +70,34 @@ pub fn cache_dir() -> Option<PathBuf> {
         None => var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))?.join("tokq"),
     };
     Some(root.join("tokenizers"))
+}
+
+/// tokq's own encoder for a tokenizer file, from its compiled form in the cache under `key` (the
+/// file's sha256, and what else the encoder depends on) when one is there, from `parse` (then
+/// written to the cache) otherwise; with what happened to the cache, for `tokq tokenizer`. The
+/// `unicode` tables are built beside the read or the parse, on a second core where there is one:
+/// loading is serial time before any partition starts.
+pub fn load_or_compile(
+    key: &str,
+    unicode: Unicode,
+    parse: impl FnOnce() -> Result<FastBpe, String>,
+) -> (Result<FastBpe, String>, Option<String>) {
+    let path = cache_dir().map(|dir| path(&dir, key));
+    std::thread::scope(|s| {
+        s.spawn(|| Classes::of(unicode));
+        let Some(path) = path else { return (parse(), None) };
+        let shown = path.display();
+        let stale = match read(&path) {
+            Ok(t) => return (Ok(t), Some(format!("read {shown}"))),
+            Err(why) => path.exists().then(|| format!(" over one that was not usable ({why})")).unwrap_or_default(),
+        };
+        let own = parse();
+        let note = own.as_ref().ok().map(|t| match write(&path, t) {
+            Ok(()) => format!("written to {shown}{stale}"),
+            Err(e) => format!("not written to {shown}: {e}"),
+        });
+        (own, note)
+    })
 }
 
 /// Where the compilation under `key` (the file's sha256, and what else the encoder depends on)
@@ -79,9 +131,9 @@ pub fn encode(t: &FastBpe) -> Vec<u8> {
     out.extend_from_slice(&FORMAT.to_le_bytes());
     let unknown = parts.chars.unwrap_or_default();
     out.extend_from_slice(&[
-        split_code(t.split),
-        t.normalizer as u8,
-        t.unicode as u8,
+        code(&SPLITS, &t.split),
+        code(&NORMALIZERS, &t.normalizer),
+        code(&UNICODES, &t.unicode),
         parts.whole_first as u8,
         parts.chars.is_some() as u8,
         unknown.byte_fallback as u8,
@@ -118,16 +170,9 @@ pub fn decode(bytes: &[u8]) -> Result<FastBpe, String> {
     let flags = r.take(8)?;
     let [split, normalizer, unicode, whole_first, chars, byte_fallback, fuse_unk, has_unk] = flags.try_into().expect("8 bytes");
     let unk = r.u32()?;
-    let split = match split {
-        0 => Split::Regex(SplitPattern::R50k),
-        1 => Split::Regex(SplitPattern::Cl100k),
-        2 => Split::Regex(SplitPattern::O200k),
-        3 => Split::Regex(SplitPattern::Qwen),
-        4 => Split::Metaspace,
-        v => return Err(format!("split {v} unknown")),
-    };
-    let normalizer = [Normalizer::None, Normalizer::Nfc, Normalizer::Metaspace].get(normalizer as usize).copied().ok_or("normalizer unknown")?;
-    let unicode = [Unicode::Tiktoken, Unicode::Tokenizers].get(unicode as usize).copied().ok_or("Unicode tables unknown")?;
+    let split = value(&SPLITS, split, "split")?;
+    let normalizer = value(&NORMALIZERS, normalizer, "normalizer")?;
+    let unicode = value(&UNICODES, unicode, "Unicode tables")?;
     let tokens = r.strings()?.into_iter().map(|(t, id)| (Cow::Borrowed(t), id)).collect();
     let n = r.u32()? as usize;
     if n > r.0.len() / 16 {
@@ -145,16 +190,6 @@ pub fn decode(bytes: &[u8]) -> Result<FastBpe, String> {
     let model = BpeModel::from_parts(Parts { tokens, merges, chars, whole_first: whole_first == 1 })?;
     let named: FxHashMap<String, u32> = named.into_iter().collect();
     Ok(FastBpe::new(model, split, unicode, normalizer, AddedTokens::new(raw, normalized)?).with_named_tokens(named))
-}
-
-fn split_code(split: Split) -> u8 {
-    match split {
-        Split::Regex(SplitPattern::R50k) => 0,
-        Split::Regex(SplitPattern::Cl100k) => 1,
-        Split::Regex(SplitPattern::O200k) => 2,
-        Split::Regex(SplitPattern::Qwen) => 3,
-        Split::Metaspace => 4,
-    }
 }
 
 fn put(out: &mut Vec<u8>, v: u32) {

@@ -60,10 +60,8 @@ impl Normalizer {
 pub struct FastBpe {
     model: BpeModel,
     split: Split,
-    /// Whose Unicode tables `classes` are.
+    /// Whose Unicode tables the pre-tokenizer reads: the reference's this tokenizer must match.
     unicode: Unicode,
-    /// The Unicode tables of the reference this tokenizer must match.
-    classes: &'static Classes,
     normalizer: Normalizer,
     added: AddedTokens,
     /// Special tokens that are never split out of text (tiktoken's), for `bos=`/`eos=` by name.
@@ -91,12 +89,12 @@ pub struct CacheStats {
 impl FastBpe {
     /// An encoder from its parts; the class tables are built here.
     pub fn new(model: BpeModel, split: Split, unicode: Unicode, normalizer: Normalizer, added: AddedTokens) -> Self {
+        // Built here, so that the first document does not pay for them.
+        Classes::of(unicode);
         Self {
             model,
             split,
             unicode,
-            // Built here, so that the first document does not pay for it.
-            classes: Classes::of(unicode),
             normalizer,
             added,
             named: FxHashMap::default(),
@@ -146,7 +144,7 @@ impl FastBpe {
 
     fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) {
         match self.split {
-            Split::Regex(pattern) => self.encode_pieces(split::pieces(text, pattern, self.classes).map(|p| (0, p.as_bytes())), out),
+            Split::Regex(pattern) => self.encode_pieces(split::pieces(text, pattern, Classes::of(self.unicode)).map(|p| (0, p.as_bytes())), out),
             Split::Metaspace => self.encode_pieces(split::metaspace_pieces(text, false), out),
         }
     }
